@@ -1,0 +1,27 @@
+# The two commands a newcomer needs (see README): `make run` and `make test`.
+# Both set up the machine first (scripts/bootstrap): virtualenv, locked packages, Temporal binaries.
+.PHONY: run test check bootstrap lock
+
+VENV := .venv/bin
+EXAMPLE ?= examples/minimal-presets.yaml
+
+bootstrap:
+	@scripts/bootstrap
+
+## run: plan one reconcile pass of the shipped example (offline, no cluster needed)
+run: bootstrap
+	$(VENV)/llmisvc-router plan -f $(EXAMPLE)
+
+## test: the whole test suite
+test: bootstrap
+	$(VENV)/pytest -q
+
+## check: lint, types and the import contracts (the pure core does no I/O)
+check: bootstrap
+	$(VENV)/ruff check .
+	$(VENV)/ruff format --check .
+	$(VENV)/mypy .
+	$(VENV)/lint-imports
+
+lock:
+	.tools/bin/uv lock

@@ -1,0 +1,3 @@
+from llmisvc_router.cli import main
+
+raise SystemExit(main())
