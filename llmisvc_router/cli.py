@@ -18,14 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)
-    _register_apiserver(commands)
     return parser
-
-
-def _register_apiserver(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from apiserver_standin import cli as standin_cli
-
-    standin_cli.register(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

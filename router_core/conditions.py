@@ -48,15 +48,26 @@ class Conditions:
 
     def mark_false(self, type_: str, reason: str, message: str) -> None:
         self._set(
-            ServiceCondition(type=type_, status=FALSE, severity=_severity(type_), reason=reason, message=message)
+            ServiceCondition(
+                type=type_, status=FALSE, severity=_severity(type_), reason=reason, message=message
+            )
         )
         if type_ in TERMINAL:
             self._set(ServiceCondition(type=READY, status=FALSE, reason=reason, message=message))
 
     def mark_unknown(self, type_: str, reason: str | None = None, message: str | None = None) -> None:
         self._set(
-            ServiceCondition(type=type_, status=UNKNOWN, severity=_severity(type_), reason=reason, message=message)
+            ServiceCondition(
+                type=type_, status=UNKNOWN, severity=_severity(type_), reason=reason, message=message
+            )
         )
+        # knative: a False terminal condition trumps Unknown; Ready is then made False, with *this* reason
+        # and message if it was not False already.
+        if any((c := self.get(t)) is not None and c.status == FALSE for t in TERMINAL):
+            ready = self.get(READY)
+            if ready is None or ready.status != FALSE:
+                self._set(ServiceCondition(type=READY, status=FALSE, reason=reason, message=message))
+            return
         if type_ in TERMINAL:
             self._set(ServiceCondition(type=READY, status=UNKNOWN, reason=reason, message=message))
 
@@ -80,7 +91,9 @@ class Conditions:
         for wanted in (FALSE, UNKNOWN):
             for cond in terminals:
                 if cond.status == wanted:
-                    self._set(ServiceCondition(type=READY, status=wanted, reason=cond.reason, message=cond.message))
+                    self._set(
+                        ServiceCondition(type=READY, status=wanted, reason=cond.reason, message=cond.message)
+                    )
                     return
         if len(terminals) < len(TERMINAL):
             self._set(ServiceCondition(type=READY, status=UNKNOWN))
@@ -114,21 +127,14 @@ def initialize(conds: Conditions, generation: int | None, observed_generation: i
         if conds.get(type_) is None:
             conds._set(ServiceCondition(type=type_, status=initial))
     if observed_generation != generation:
-        failed = next((c for t in TERMINAL if (c := conds.get(t)) is not None and c.status == FALSE), None)
-        if failed is not None:
-            conds._set(ServiceCondition(type=READY, status=FALSE, reason=failed.reason, message=failed.message))
-        else:
-            conds._set(
-                ServiceCondition(
-                    type=READY,
-                    status=UNKNOWN,
-                    reason="NewObservedGenFailure",
-                    message="unsuccessfully observed a new generation",
-                )
-            )
+        # knative's MarkUnknown(Ready): with a False terminal condition Ready becomes False, but still with
+        # the NewObservedGenFailure reason and message (not the terminal condition's).
+        conds.mark_unknown(READY, "NewObservedGenFailure", "unsuccessfully observed a new generation")
 
 
-def finalize(status: LLMInferenceServiceStatus, before: list[ServiceCondition], generation: int | None) -> None:
+def finalize(
+    status: LLMInferenceServiceStatus, before: list[ServiceCondition], generation: int | None
+) -> None:
     """E.4 post-processing: observedGeneration, and unchanged conditions keep their old timestamp."""
     status.observed_generation = generation
     old_by_type = {c.type: c for c in before}

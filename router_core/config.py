@@ -94,7 +94,8 @@ def _parse_ingress(raw: str, env: Environment) -> RouterConfig:
     gateway = _text(ingress, "kserveIngressGateway")
     if ingress.get("enableGatewayApi") is True and not _is_gateway_key(gateway):
         raise ConfigError(
-            "invalid ingress config - kserveIngressGateway is required and must be in the form <namespace>/<name>"
+            "invalid ingress config - kserveIngressGateway is required and must be in the form "
+            "<namespace>/<name>"
         )
     namespace, _, name = gateway.rpartition("/")
     return RouterConfig(

@@ -1,4 +1,4 @@
-"""InferencePool shapes, v1 (``inference.networking.k8s.io``) and v1alpha2 (``inference.networking.x-k8s.io``).
+"""InferencePool shapes: v1 (``inference.networking.k8s.io``), v1alpha2 (``inference.networking.x-k8s.io``).
 
 The two kinds share a name but differ in layout (see spec 1.4.5); the v1alpha2 spec is derived from the
 v1 spec by :func:`to_v1alpha2_spec`.

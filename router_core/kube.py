@@ -115,7 +115,7 @@ class ResourceType:
 
     @property
     def crd_name(self) -> str:
-        """The name a CustomResourceDefinition for this resource has, e.g. httproutes.gateway.networking.k8s.io."""
+        """The name of this resource's CustomResourceDefinition, e.g. httproutes.gateway.networking.k8s.io."""
         return f"{self.plural}.{self.group}"
 
     def __str__(self) -> str:
@@ -145,7 +145,18 @@ BUILTIN_TYPES = frozenset({SERVICE, CONFIGMAP, DEPLOYMENT, CRD})
 #: Every type the router deals with, by (apiVersion, kind).
 KNOWN_TYPES = {
     (t.api_version, t.kind): t
-    for t in (LLMISVC, HTTPROUTE, GATEWAY, GATEWAYCLASS, POOL_V1, POOL_V1ALPHA2, SERVICE, CONFIGMAP, DEPLOYMENT, CRD)
+    for t in (
+        LLMISVC,
+        HTTPROUTE,
+        GATEWAY,
+        GATEWAYCLASS,
+        POOL_V1,
+        POOL_V1ALPHA2,
+        SERVICE,
+        CONFIGMAP,
+        DEPLOYMENT,
+        CRD,
+    )
 }
 
 

@@ -1,4 +1,4 @@
-"""The LLMInferenceService (``serving.kserve.io/v1alpha2``): the fields the router reads and the status it writes.
+"""The LLMInferenceService (``serving.kserve.io/v1alpha2``): fields the router reads, the status it writes.
 
 Spec predicates (Go: ``HasRefs``, ``HasSpec``, ``HasRef``, ``EPPServiceName``) live here as methods so
 every rule asks the same question the same way.

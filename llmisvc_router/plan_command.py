@@ -1,0 +1,113 @@
+"""``llmisvc-router plan``: run one reconcile pass offline, from a state file to a plan on stdout.
+
+It runs exactly the rules the live orchestrator runs (``router_core.passes.plan_pass``); nothing is
+contacted and nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+
+import yaml
+
+from llmisvc_router.environment import environment_from
+from llmisvc_router.state_file import ClusterState, StateFileError, parse_state
+from router_core.llmisvc import LLMInferenceService
+from router_core.passes import plan_pass
+
+EXIT_BAD_INPUT = 2
+
+DESCRIPTION = """\
+Plan one router pass for an LLMInferenceService, offline.
+
+Input (-f FILE, or -f - for stdin): multi-document YAML or one `kind: List` of the cluster state: the
+LLMInferenceService(s), Gateways, GatewayClasses, HTTPRoutes and InferencePools (v1 and v1alpha2) with
+their status, Services, Deployments, the inferenceservice-config ConfigMap (absent = defaults) and
+CustomResourceDefinitions (none in the file = every API installed; any = only those installed).
+Other kinds are ignored.
+
+Output on stdout, one YAML document: apply (objects this pass creates or updates), delete (objects it
+deletes), status (the service's .status after the pass), outcome (reconciled | precondition-not-met |
+invalid-references | failed) and message (when failed). Bad input exits 2 with one line on stderr.
+
+Environment, as for the controller: POD_NAMESPACE (KServe namespace, default kserve),
+GATEWAY_API_WILDCARD_HOSTNAME (default inference), CLUSTER_DOMAIN (or /etc/resolv.conf).
+"""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "plan",
+        help="plan one reconcile pass from a state file, offline",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "-f", "--filename", required=True, metavar="STATE.yaml", help="state file, - for stdin"
+    )
+    parser.add_argument("--name", metavar="NAMESPACE/NAME", help="the LLMInferenceService to plan")
+    parser.add_argument(
+        "--now",
+        metavar="RFC3339",
+        help="time stamped on changed conditions (default: the current time, UTC)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        text, source = _read(args.filename)
+        state = parse_state(text, source)
+        svc = choose_service(state, args.name, source)
+        now = _timestamp(args.now)
+    except StateFileError as err:
+        print(f"llmisvc-router plan: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    plan = plan_pass(svc, state.snapshot, environment_from(), now)
+    yaml.safe_dump(plan.to_document(), sys.stdout, sort_keys=False, default_flow_style=False)
+    return 0
+
+
+def _read(filename: str) -> tuple[str, str]:
+    if filename == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        with open(filename, encoding="utf-8") as handle:
+            return handle.read(), filename
+    except OSError as err:
+        raise StateFileError(f"{filename}: cannot read: {err.strerror}") from err
+    except UnicodeDecodeError as err:
+        raise StateFileError(f"{filename}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+
+
+def choose_service(state: ClusterState, name: str | None, source: str) -> LLMInferenceService:
+    """The service named by ``--name``, or the only one in the file."""
+    found = {f"{s.namespace}/{s.name}": s for s in state.services}
+    listing = ", ".join(sorted(found)) or "none"
+    if name is not None:
+        if "/" not in name:
+            raise StateFileError(f"--name {name}: expected NAMESPACE/NAME")
+        if name not in found:
+            raise StateFileError(f"{source}: no LLMInferenceService {name} in the file (found: {listing})")
+        return found[name]
+    if not found:
+        raise StateFileError(f"{source}: no LLMInferenceService in the file")
+    if len(found) > 1:
+        raise StateFileError(
+            f"{source}: {len(found)} LLMInferenceServices ({listing}); choose one with --name NAMESPACE/NAME"
+        )
+    return next(iter(found.values()))
+
+
+def _timestamp(value: str | None) -> str:
+    if value is None:
+        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as err:
+        raise StateFileError(f"--now {value}: not an RFC 3339 time (e.g. 2026-01-02T03:04:05Z)") from err
+    if parsed.tzinfo is None:
+        raise StateFileError(f"--now {value}: the time needs a zone (e.g. a trailing Z)")
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

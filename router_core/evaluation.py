@@ -1,0 +1,55 @@
+"""Steps 6-8 of the pass: InferencePoolReady, GatewaysReady and HTTPRoutesReady from what the pass sees."""
+
+from __future__ import annotations
+
+from router_core import conditions, readiness, routes
+from router_core.conditions import Conditions
+from router_core.discovery import ResolvedGateway, resolved_gateway_keys
+from router_core.gateway_api import HTTPRoute
+from router_core.inference_pool import InferencePool, InferencePoolV1Alpha2
+from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2
+from router_core.llmisvc import LLMInferenceService
+from router_core.state import PassWorld
+from router_core.validation import referenced_routes
+
+
+class EvaluationError(Exception):
+    """An evaluation that fails the pass (exit X14: the referenced InferencePool cannot be read)."""
+
+
+def evaluate_pools(
+    conds: Conditions, world: PassWorld, svc: LLMInferenceService, resolved: list[ResolvedGateway]
+) -> None:
+    """R-POOL-1..4, scoped to the gateways the routes use."""
+    scheduler = svc.scheduler()
+    if svc.is_stopped():
+        conditions.mark_stopped(conds, conditions.INFERENCE_POOL_READY)
+        return
+    if scheduler is None:
+        conds.unset(conditions.INFERENCE_POOL_READY)
+        return
+    keys = resolved_gateway_keys(resolved)
+    if scheduler.pool is not None and scheduler.pool.ref is not None and scheduler.pool.has_ref():
+        pool = world.read(InferencePool, POOL_V1, svc.namespace, scheduler.pool.ref.name)
+        error = readiness.evaluate_external_pool(conds, svc, pool, keys)
+        if error is not None:
+            raise EvaluationError(f"failed to evaluate Inference Pool conditions: {error}")
+        return
+    name = svc.managed_pool_name()
+    v1 = world.read(InferencePool, POOL_V1, svc.namespace, name)
+    v1alpha2 = world.read(InferencePoolV1Alpha2, POOL_V1ALPHA2, svc.namespace, name)
+    readiness.evaluate_managed_pools(conds, svc, v1, v1alpha2, keys)
+
+
+def evaluate_gateways(conds: Conditions, svc: LLMInferenceService, resolved: list[ResolvedGateway]) -> None:
+    readiness.evaluate_gateways(conds, svc, [r.gateway for r in resolved])
+
+
+def evaluate_routes(conds: Conditions, world: PassWorld, svc: LLMInferenceService) -> None:
+    """R-HR-3: the referenced routes and the managed route, re-read now (after this pass's writes)."""
+    found = referenced_routes(world, svc)
+    if svc.http_has_spec():
+        managed = world.read(HTTPRoute, HTTPROUTE, svc.namespace, routes.managed_route_name(svc))
+        if managed is not None:
+            found.append(managed)
+    readiness.evaluate_http_routes(conds, svc, found)

@@ -1,0 +1,51 @@
+"""The managed HTTPRoute and the referenced routes (spec 3.6, Go: ``reconcileHTTPRoutes``)."""
+
+from __future__ import annotations
+
+from router_core import derivative, routes, writes
+from router_core.conditions import Conditions
+from router_core.config import Environment, RouterConfig
+from router_core.discovery import ResolvedGateway
+from router_core.gateway_api import HTTPRoute
+from router_core.gateways import collect_referenced_gateways
+from router_core.kube import HTTPROUTE
+from router_core.llmisvc import LLMInferenceService
+from router_core.routing_status import update_routing_status
+from router_core.state import PassWorld, Wire
+from router_core.validation import referenced_routes
+
+
+def build_expected_route(world: PassWorld, svc: LLMInferenceService, config: RouterConfig) -> HTTPRoute:
+    """R-EXP-*: the managed route this pass wants, given the live one (for the migration decision)."""
+    current = world.read(HTTPRoute, HTTPROUTE, svc.namespace, routes.managed_route_name(svc))
+    enabled = svc.http_has_spec() and routes.is_model_based_routing_enabled(
+        svc, config, collect_referenced_gateways(world, svc)
+    )
+    return routes.expected_http_route(svc, config, model_routing_enabled=enabled, current_route=current)
+
+
+def reconcile_http_routes(
+    conds: Conditions, world: PassWorld, svc: LLMInferenceService, config: RouterConfig, env: Environment
+) -> list[ResolvedGateway]:
+    """R-RT-1..7: delete, create or update the managed route, then write the routing status."""
+    expected = build_expected_route(world, svc, config)
+    if svc.is_stopped() or svc.spec.router is None or svc.spec.router.route is None:
+        resolved = update_routing_status(conds, world, svc, config, env, [])
+        writes.delete(world, svc, HTTPROUTE, expected.namespace, expected.name)
+        return resolved
+    found = referenced_routes(world, svc)
+    if svc.http_has_refs():
+        writes.delete(world, svc, HTTPROUTE, expected.namespace, expected.name)
+    if svc.http_has_spec():
+        try:
+            stored = writes.reconcile(world, svc, HTTPROUTE, expected, defaults=_with_defaults)
+        except writes.WriteError as err:
+            raise writes.WriteError(
+                f"failed to reconcile HTTPRoute {expected.namespace}/{expected.name}: {err}"
+            ) from err
+        found.append(HTTPRoute.model_validate(stored))
+    return update_routing_status(conds, world, svc, config, env, found)
+
+
+def _with_defaults(route: Wire) -> Wire:
+    return derivative.http_route_with_defaults(HTTPRoute.model_validate(route)).to_wire()

@@ -1,0 +1,164 @@
+"""The ``plan`` command: its output contract on the shipped examples, and one-line errors on bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+NOW = "2026-01-01T00:00:00Z"
+
+
+def plan(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmisvc_router", "plan", "--now", NOW, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
+def test_every_example_plans_to_one_document_with_the_contract_keys(example: Path) -> None:
+    result = plan("-f", str(example))
+    assert result.returncode == 0, result.stderr
+    doc = yaml.safe_load(result.stdout)
+    assert list(doc)[:4] == ["apply", "delete", "status", "outcome"]
+    assert doc["outcome"] in {"reconciled", "precondition-not-met", "invalid-references", "failed"}
+    assert ("message" in doc) == (doc["outcome"] == "failed")
+    keys = [(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in doc["apply"]]
+    assert keys == sorted(keys)
+    refs = [(d["kind"], d.get("namespace", ""), d["name"]) for d in doc["delete"]]
+    assert refs == sorted(refs)
+
+
+def test_the_output_is_stable_across_runs() -> None:
+    example = str(ROOT / "examples" / "minimal-presets.yaml")
+    assert plan("-f", example).stdout == plan("-f", example).stdout
+
+
+def test_stdin_is_read_with_dash() -> None:
+    text = (ROOT / "examples" / "minimal-presets.yaml").read_text()
+    assert (
+        plan("-f", "-", stdin=text).stdout
+        == plan("-f", str(ROOT / "examples" / "minimal-presets.yaml")).stdout
+    )
+
+
+def test_minimal_presets_example_creates_route_pools_and_epp_service() -> None:
+    doc = yaml.safe_load(plan("-f", str(ROOT / "examples" / "minimal-presets.yaml")).stdout)
+    assert [(o["kind"], o["metadata"]["name"]) for o in doc["apply"]] == [
+        ("HTTPRoute", "facebook-opt-125m-kserve-route"),
+        ("InferencePool", "facebook-opt-125m-inference-pool"),
+        ("InferencePool", "facebook-opt-125m-inference-pool"),
+        ("Service", "facebook-opt-125m-epp-service"),
+    ]
+    assert doc["outcome"] == "reconciled"
+
+
+def test_kind_list_input_is_accepted() -> None:
+    docs = list(yaml.safe_load_all((ROOT / "examples" / "minimal-presets.yaml").read_text()))
+    as_list = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": docs})
+    expected = plan("-f", str(ROOT / "examples" / "minimal-presets.yaml")).stdout
+    assert plan("-f", "-", stdin=as_list).stdout == expected
+
+
+SVC = """\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata: {name: a, namespace: ns}
+spec: {router: {route: {}}}
+"""
+
+BAD_INPUTS = [
+    pytest.param("a: [1, 2\n", "<stdin>: invalid YAML at line 2 column 1", id="unparseable_yaml"),
+    pytest.param(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        "<stdin>: no LLMInferenceService",
+        id="no_service",
+    ),
+    pytest.param(
+        SVC + "---\n" + SVC.replace("name: a", "name: b"),
+        "<stdin>: 2 LLMInferenceServices (ns/a, ns/b); choose one with --name NAMESPACE/NAME",
+        id="several_services_without_name",
+    ),
+    pytest.param(
+        SVC.replace("v1alpha2", "v1alpha1"),
+        "<stdin>: document 1: LLMInferenceService: apiVersion serving.kserve.io/v1alpha1 is not supported "
+        "(expected serving.kserve.io/v1alpha2)",
+        id="wrong_api_version",
+    ),
+    pytest.param(
+        SVC.replace("route: {}", "route: {http: {refs: 5}}"),
+        "LLMInferenceService ns/a: field spec.router.route.http.refs: Input should be a valid list",
+        id="wrong_field_type",
+    ),
+    pytest.param(
+        SVC + "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n"
+        "metadata: {name: r, namespace: ns}\nspec: {rules: [{matches: {}}]}\n",
+        "HTTPRoute ns/r: field spec.rules[0].matches: Input should be a valid list",
+        id="wrong_nested_type",
+    ),
+    pytest.param("- 1\n- 2\n", "<stdin>: document 1: not a Kubernetes object", id="not_an_object"),
+    pytest.param(
+        "kind: Gateway\nmetadata: {name: g}\n",
+        "<stdin>: document 1: Gateway: field apiVersion is required",
+        id="missing_api_version",
+    ),
+    pytest.param(
+        "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {}\n",
+        "<stdin>: document 1: Gateway: field metadata.name is required",
+        id="missing_name",
+    ),
+]
+
+
+@pytest.mark.parametrize(("stdin", "message"), BAD_INPUTS)
+def test_bad_input_exits_2_with_one_line_naming_the_object_and_field(stdin: str, message: str) -> None:
+    result = plan("-f", "-", stdin=stdin)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("llmisvc-router plan: ")
+    assert message in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_name_selects_one_of_several_services() -> None:
+    text = SVC + "---\n" + SVC.replace("name: a", "name: b")
+    result = plan("-f", "-", "--name", "ns/b", stdin=text)
+    assert result.returncode == 0, result.stderr
+    missing = plan("-f", "-", "--name", "ns/c", stdin=text)
+    assert missing.returncode == 2
+    assert "no LLMInferenceService ns/c in the file (found: ns/a, ns/b)" in missing.stderr
+
+
+def test_missing_file_is_a_one_line_error() -> None:
+    result = plan("-f", "does-not-exist.yaml")
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        == "llmisvc-router plan: does-not-exist.yaml: cannot read: No such file or directory"
+    )
+
+
+def test_help_describes_the_contract() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "llmisvc_router", "plan", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert result.returncode == 0
+    for word in ("apply", "delete", "status", "outcome", "--name", "kind: List"):
+        assert word in result.stdout
