@@ -160,6 +160,10 @@ KNOWN_TYPES = {
 }
 
 
+#: Every known type by its display name, e.g. ``httproutes.gateway.networking.k8s.io/v1``.
+TYPES_BY_NAME = {str(t): t for t in KNOWN_TYPES.values()}
+
+
 def type_of(api_version: str, kind: str) -> ResourceType | None:
     return KNOWN_TYPES.get((api_version, kind))
 
@@ -174,3 +178,14 @@ class ObjectKey:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def key_of(obj: dict[str, Any]) -> ObjectKey | None:
+    """The key of a wire object of a known type (None for kinds the router does not use)."""
+    type_ = type_of(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+    if type_ is None:
+        return None
+    meta = obj.get("metadata") or {}
+    return ObjectKey(
+        type_, str(meta.get("namespace") or "") if type_.namespaced else "", str(meta.get("name"))
+    )

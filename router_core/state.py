@@ -12,7 +12,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from router_core.kube import BUILTIN_TYPES, KubeObject, ObjectKey, ResourceType
+from router_core.kube import BUILTIN_TYPES, KubeObject, ObjectKey, ResourceType, key_of
 
 M = TypeVar("M", bound=KubeObject)
 Wire = dict[str, Any]
@@ -57,6 +57,12 @@ class Snapshot:
 
     def keys(self) -> tuple[ObjectKey, ...]:
         return tuple(self._objects)
+
+
+def snapshot_of(objects: Iterable[Wire], installed: Iterable[ResourceType]) -> Snapshot:
+    """A snapshot of wire objects; objects of kinds the router does not use are left out."""
+    keyed = ((key, obj) for obj in objects if (key := key_of(obj)) is not None)
+    return Snapshot(keyed, installed)
 
 
 def _has_labels(obj: Wire, labels: Mapping[str, str]) -> bool:

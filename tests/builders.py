@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from router_core.config import Environment
-from router_core.kube import KNOWN_TYPES, ObjectKey, ResourceType, type_of
+from router_core.kube import KNOWN_TYPES, ResourceType
 from router_core.llmisvc import LLMInferenceService
 from router_core.passes import PassPlan, plan_pass
-from router_core.state import Snapshot
+from router_core.state import Snapshot, snapshot_of
 
 NOW = "2026-01-01T00:00:00Z"
 LATER = "2026-01-01T00:05:00Z"
@@ -181,15 +181,7 @@ def crd(type_: ResourceType) -> Wire:
 
 
 def snapshot(*objects: Wire, installed: set[ResourceType] | None = None) -> Snapshot:
-    keyed = []
-    for obj in objects:
-        type_ = type_of(obj["apiVersion"], obj["kind"])
-        assert type_ is not None, obj["kind"]
-        meta = obj["metadata"]
-        keyed.append(
-            (ObjectKey(type_, meta.get("namespace", "") if type_.namespaced else "", meta["name"]), obj)
-        )
-    return Snapshot(keyed, installed if installed is not None else set(KNOWN_TYPES.values()))
+    return snapshot_of(objects, installed if installed is not None else set(KNOWN_TYPES.values()))
 
 
 def run(

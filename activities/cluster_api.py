@@ -1,0 +1,44 @@
+"""What the activities need from the Kubernetes API, as a protocol with no ``kubernetes`` import, and the
+errors they tell apart. ``activities.kube_api`` implements it with the official client."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from router_core.kube import ResourceType
+
+Wire = dict[str, Any]
+
+
+class ApiError(Exception):
+    """An API call failed. ``status`` is the HTTP code, 0 for a connection error or timeout."""
+
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+
+    @property
+    def is_transient(self) -> bool:
+        """Connection errors, timeouts, 5xx, 429 and conflicts clear up by themselves; other 4xx do not."""
+        return self.status == 0 or self.status >= 500 or self.status in (409, 429)
+
+
+class ClusterApi(Protocol):
+    def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None: ...
+
+    def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]: ...
+
+    def served(self, types: list[ResourceType]) -> set[ResourceType]: ...
+
+    def create(self, type_: ResourceType, body: Wire) -> Wire: ...
+
+    def replace(self, type_: ResourceType, body: Wire) -> Wire: ...
+
+    def replace_status(self, type_: ResourceType, body: Wire) -> Wire: ...
+
+    def patch_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire: ...
+
+    def delete(self, type_: ResourceType, namespace: str, name: str) -> None: ...

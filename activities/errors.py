@@ -1,0 +1,33 @@
+"""How API failures become Temporal errors: transient ones are retried by the activity retry policy,
+permanent ones fail the activity for good with a ``type`` the workflow can act on."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio.exceptions import ApplicationError
+
+from activities.cluster_api import ApiError
+
+TRANSIENT = "KubernetesUnavailable"
+TOO_MANY_REQUESTS = "KubernetesTooManyRequests"
+CONFLICT = "KubernetesConflict"
+REJECTED = "KubernetesRejected"
+#: Failure types the workflow answers by starting the pass again from fresh reads.
+RESTART_PASS = frozenset({CONFLICT})
+NON_RETRYABLE = [REJECTED, CONFLICT]
+
+
+def as_activity_error(err: ApiError) -> ApplicationError:
+    """Transient -> retryable (429 honours Retry-After); anything else -> non-retryable ``REJECTED``."""
+    if err.status == 429:
+        delay = timedelta(seconds=err.retry_after) if err.retry_after else None
+        return ApplicationError(err.message, type=TOO_MANY_REQUESTS, next_retry_delay=delay)
+    if err.is_transient:
+        return ApplicationError(err.message, type=TRANSIENT)
+    return ApplicationError(f"HTTP {err.status}: {err.message}", type=REJECTED, non_retryable=True)
+
+
+def stale_write(err: ApiError) -> ApplicationError:
+    """A write lost a race (409): the plan was made from an old read, so the whole pass starts again."""
+    return ApplicationError(err.message, type=CONFLICT, non_retryable=True)

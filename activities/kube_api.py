@@ -1,0 +1,164 @@
+"""The one module that talks to Kubernetes: the official ``kubernetes`` client, raw JSON, errors translated.
+
+Objects travel as plain JSON dicts (the core's models validate them), so any resource, built-in or custom,
+goes through the same few calls. Every failure becomes an :class:`~activities.cluster_api.ApiError`
+carrying the HTTP status, the server's message and any ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from activities.cluster_api import ApiError, Wire
+from router_core.kube import ResourceType
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds: a hung server fails the attempt, Temporal retries
+
+
+def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> k8s.ApiClient:
+    """A client from a kubeconfig (the argument, ``$KUBECONFIG`` or ~/.kube/config), else in-cluster."""
+    configuration = k8s.Configuration()
+    try:
+        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, context=context, client_configuration=configuration
+        )
+    except (k8s_config.ConfigException, OSError, TypeError):
+        if kubeconfig is not None:
+            raise
+        k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    return k8s.ApiClient(configuration)
+
+
+def collection_path(type_: ResourceType, namespace: str) -> str:
+    base = f"/apis/{type_.group}/{type_.version}" if type_.group else f"/api/{type_.version}"
+    if type_.namespaced and namespace:
+        return f"{base}/namespaces/{namespace}/{type_.plural}"
+    return f"{base}/{type_.plural}"
+
+
+def object_path(type_: ResourceType, namespace: str, name: str) -> str:
+    return f"{collection_path(type_, namespace)}/{name}"
+
+
+class KubeClusterApi:
+    """:class:`~activities.cluster_api.ClusterApi` over ``kubernetes.client.ApiClient``."""
+
+    def __init__(self, api_client: k8s.ApiClient) -> None:
+        self.api_client = api_client
+
+    def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
+        try:
+            return self._call("GET", object_path(type_, namespace, name))
+        except ApiError as err:
+            if err.status == 404:
+                return None  # absent, or the kind is not served: both read as "no such object"
+            raise
+
+    def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]:
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        query = [("labelSelector", selector)] if selector else []
+        try:
+            result = self._call("GET", collection_path(type_, namespace), query=query)
+        except ApiError as err:
+            if err.status == 404:
+                return []
+            raise
+        return [_with_kind(item, type_) for item in result.get("items") or []]
+
+    def served(self, types: list[ResourceType]) -> set[ResourceType]:
+        """Discovery: which of ``types`` the server serves, one request per group/version."""
+        found: set[ResourceType] = set()
+        for group_version in sorted({(t.group, t.version) for t in types}):
+            path = f"/apis/{group_version[0]}/{group_version[1]}" if group_version[0] else "/api/v1"
+            try:
+                resources = self._call("GET", path).get("resources") or []
+            except ApiError as err:
+                if err.status == 404:
+                    continue
+                raise
+            plurals = {r.get("name") for r in resources}
+            found |= {t for t in types if (t.group, t.version) == group_version and t.plural in plurals}
+        return found
+
+    def create(self, type_: ResourceType, body: Wire) -> Wire:
+        namespace = body.get("metadata", {}).get("namespace") or ""
+        return self._call("POST", collection_path(type_, namespace), body=body)
+
+    def replace(self, type_: ResourceType, body: Wire) -> Wire:
+        meta = body.get("metadata", {})
+        return self._call("PUT", object_path(type_, meta.get("namespace") or "", meta["name"]), body=body)
+
+    def replace_status(self, type_: ResourceType, body: Wire) -> Wire:
+        meta = body.get("metadata", {})
+        path = object_path(type_, meta.get("namespace") or "", meta["name"]) + "/status"
+        return self._call("PUT", path, body=body)
+
+    def patch_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
+        return self._call("PATCH", object_path(type_, namespace, name), body=patch, content_type=MERGE_PATCH)
+
+    def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
+        try:
+            self._call("DELETE", object_path(type_, namespace, name))
+        except ApiError as err:
+            if err.status != 404:
+                raise
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Wire | None = None,
+        content_type: str = JSON,
+    ) -> Wire:
+        headers = {"Accept": JSON, "Content-Type": content_type}
+        _, url, headers, payload, post = self.api_client.param_serialize(
+            method,
+            path,
+            query_params=query or [],
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        try:
+            response = self.api_client.call_api(
+                method, url, headers, payload, post, _request_timeout=REQUEST_TIMEOUT
+            )
+            data: bytes = response.read()  # type: ignore[no-untyped-call]
+        except k8s.ApiException as err:  # raised by the client for TLS problems, with status 0
+            raise ApiError(err.status or 0, f"{method} {path}: {err.reason}") from err
+        except (urllib3.exceptions.HTTPError, OSError) as err:
+            raise ApiError(0, f"{method} {path}: {err}") from err
+        if not 200 <= response.status < 300:
+            raise _api_error(method, path, response.status, data, response.headers)
+        return json.loads(data) if data else {}
+
+
+def _api_error(method: str, path: str, status: int, data: bytes, headers: Mapping[str, str]) -> ApiError:
+    message = f"{method} {path}: HTTP {status}"
+    try:
+        decoded: Any = json.loads(data)
+        if isinstance(decoded, dict) and decoded.get("message"):
+            message = str(decoded["message"])
+    except ValueError:
+        pass
+    retry_after = headers.get("Retry-After")
+    try:
+        delay = float(retry_after) if retry_after is not None else None
+    except ValueError:
+        delay = None
+    return ApiError(status, message, delay)
+
+
+def _with_kind(item: Wire, type_: ResourceType) -> Wire:
+    """List items come without apiVersion/kind; put them back so the object stands alone."""
+    return {"apiVersion": type_.api_version, "kind": type_.kind, **item}

@@ -1,0 +1,1 @@
+"""Running the orchestrator: Temporal connection settings, the one worker factory, and the worker process."""

@@ -1,0 +1,64 @@
+"""Settings of the worker and the watcher, from the environment.
+
+The Temporal connection comes from Temporal's standard environment configuration (``TEMPORAL_ADDRESS``,
+``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``, ``TEMPORAL_PROFILE`` and the TOML
+profile file), so the same variables work for the ``temporal`` CLI, this worker and Temporal Cloud.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from temporalio.client import Client
+from temporalio.envconfig import ClientConfig
+
+from worker.factory import DATA_CONVERTER
+from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used; the message names the variable."""
+
+
+class OrchestratorSettings(BaseModel):
+    task_queue: str = DEFAULT_TASK_QUEUE
+    resync_seconds: int = DEFAULT_RESYNC_SECONDS
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+    namespaces: list[str] = []  # empty: all namespaces
+    activity_threads: int = 16
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
+        values = os.environ if env is None else env
+        raw: dict[str, Any] = {
+            "task_queue": values.get("LLMISVC_ROUTER_TASK_QUEUE"),
+            "resync_seconds": values.get("LLMISVC_ROUTER_RESYNC_SECONDS"),
+            "kubeconfig": values.get("KUBECONFIG"),
+            "kube_context": values.get("LLMISVC_ROUTER_KUBE_CONTEXT"),
+            "namespaces": [n for n in values.get("LLMISVC_ROUTER_NAMESPACES", "").split(",") if n.strip()],
+            "activity_threads": values.get("LLMISVC_ROUTER_ACTIVITY_THREADS"),
+        }
+        try:
+            return cls.model_validate({k: v for k, v in raw.items() if v is not None})
+        except ValidationError as err:
+            problem = err.errors()[0]
+            name = _ENV_NAMES.get(str(problem["loc"][0]), str(problem["loc"][0]))
+            raise SettingsError(f"{name}: {problem['msg']}") from err
+
+
+_ENV_NAMES = {
+    "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
+    "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
+    "activity_threads": "LLMISVC_ROUTER_ACTIVITY_THREADS",
+}
+
+
+async def connect_temporal(env: Mapping[str, str] | None = None) -> Client:
+    """Connect with Temporal's environment configuration and the pydantic data converter."""
+    config = ClientConfig.load_client_connect_config(override_env_vars=env)
+    config.setdefault("target_host", "localhost:7233")
+    return await Client.connect(**config, data_converter=DATA_CONVERTER)

@@ -1,0 +1,75 @@
+"""Messages of the per-service workflow: its input, the state it carries across continue-as-new, the
+signals, query and update payloads. Signals carry keys and reasons, never objects: every pass re-reads
+the world."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from activities.models import ServiceKey
+
+WORKFLOW_NAME = "LLMInferenceServiceWorkflow"
+DEFAULT_TASK_QUEUE = "llmisvc-router"
+DEFAULT_RESYNC_SECONDS = 600
+
+
+def workflow_id(namespace: str, name: str) -> str:
+    """One workflow per LLMInferenceService: ``llmisvc/<namespace>/<name>``."""
+    return f"llmisvc/{namespace}/{name}"
+
+
+def parse_workflow_id(value: str) -> tuple[str, str] | None:
+    prefix, _, rest = value.partition("/")
+    namespace, _, name = rest.partition("/")
+    if prefix != "llmisvc" or not namespace or not name:
+        return None
+    return namespace, name
+
+
+class ReconcileSignal(BaseModel):
+    """Signal ``reconcile``: something that may change the service's routing happened."""
+
+    reason: str = "requested"
+
+
+class PassSummary(BaseModel):
+    """What one pass ended with; also the result of the ``reconcile_now`` update."""
+
+    outcome: str
+    message: str | None = None
+    conditions: dict[str, str] = Field(default_factory=dict)  # type -> "True"/"False(reason)"/…
+    url: str | None = None
+    writes: int = 0
+    status_written: bool = False
+    finished_at: datetime | None = None
+
+
+class WorkflowState(BaseModel):
+    """Carried across continue-as-new; answered by the ``state`` query."""
+
+    uid: str | None = None
+    pass_count: int = 0
+    last: PassSummary | None = None
+    last_error: str | None = None
+    pending_reasons: list[str] = Field(default_factory=list)
+    desired_stop: bool | None = None  # a stop/resume signal not carried out yet
+    recheck_attempt: int = 0  # capped backoff after a pass that did not reconcile
+    gone: bool = False
+
+
+class ServiceWorkflowInput(BaseModel):
+    namespace: str
+    name: str
+    resync_seconds: int = DEFAULT_RESYNC_SECONDS
+    state: WorkflowState | None = None
+
+    @property
+    def key(self) -> ServiceKey:
+        return ServiceKey(namespace=self.namespace, name=self.name)
+
+
+class ServiceWorkflowResult(BaseModel):
+    passes: int
+    reason: str

@@ -1,0 +1,231 @@
+"""``LLMInferenceServiceWorkflow``: one long-running workflow per LLMInferenceService.
+
+It waits for a trigger (a ``reconcile`` signal from the watcher, a stop/resume, an update) or the resync
+timer, runs one pass made of activities, and repeats. Triggers that arrive during a pass are coalesced
+into the next one. A pass that ends without reconciling (a missing CRD, invalid references, an API that
+refuses a write) is not retried in a loop: its status is written and the next pass waits for a trigger
+or a capped backoff re-check. The workflow ends when the object is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from activities import errors
+from activities.models import (
+    ApplyInput,
+    ClusterSnapshot,
+    FetchInput,
+    PlanInput,
+    PlanResult,
+    PreconditionReport,
+    ServiceKey,
+    StatusInput,
+    StopInput,
+)
+from activities.router_activities import RouterActivities
+from router_core.phases import Phase
+from workflows import summaries
+from workflows.models import (
+    WORKFLOW_NAME,
+    PassSummary,
+    ReconcileSignal,
+    ServiceWorkflowInput,
+    ServiceWorkflowResult,
+    WorkflowState,
+)
+
+ACTIVITY_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+    non_retryable_error_types=errors.NON_RETRYABLE,
+)
+#: Retries of one activity stop after this long; the pass then ends with an error and is re-checked.
+ACTIVITY_DEADLINE = timedelta(minutes=5)
+ATTEMPT_TIMEOUT = timedelta(seconds=60)
+RECHECK_FIRST = timedelta(seconds=10)
+RECHECK_CAP = timedelta(minutes=5)
+MAX_RESTARTS = 6  # a pass whose writes keep losing races is re-planned this often, then re-checked later
+PHASE_ACTIVITIES = (
+    (Phase.SCHEDULER, RouterActivities.reconcile_scheduler),
+    (Phase.ROUTES, RouterActivities.reconcile_routes),
+    (Phase.MIGRATION, RouterActivities.attempt_v1_migration),
+)
+
+
+class _PassRestartError(Exception):
+    """A write lost a race with another writer: read the world again and plan anew."""
+
+
+@workflow.defn(name=WORKFLOW_NAME)
+class LLMInferenceServiceWorkflow:
+    @workflow.init
+    def __init__(self, request: ServiceWorkflowInput) -> None:
+        self._request = request
+        self._key = ServiceKey(namespace=request.namespace, name=request.name)
+        self._state = request.state or WorkflowState(pending_reasons=["started"])
+        # Only one pass at a time: the main loop and the reconcile_now update both run passes.
+        self._lock = asyncio.Lock()
+
+    @workflow.run
+    async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
+        while not self._state.gone:
+            await self._wait_for_trigger()
+            await self._reconcile()
+            if workflow.info().is_continue_as_new_suggested() and not self._state.gone:
+                # Let signal and update handlers finish so nothing they started is lost.
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(request.model_copy(update={"state": self._state}))
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
+
+    @workflow.signal
+    def reconcile(self, signal: ReconcileSignal) -> None:
+        self._state.pending_reasons.append(signal.reason)
+
+    @workflow.signal
+    def stop(self) -> None:
+        self._state.desired_stop = True
+        self._state.pending_reasons.append("stop requested")
+
+    @workflow.signal
+    def resume(self) -> None:
+        self._state.desired_stop = False
+        self._state.pending_reasons.append("resume requested")
+
+    @workflow.query
+    def state(self) -> WorkflowState:
+        return self._state
+
+    @workflow.update
+    async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
+        self._state.pending_reasons.append(signal.reason)
+        return await self._reconcile()
+
+    @reconcile_now.validator
+    def _validate_reconcile_now(self, signal: ReconcileSignal) -> None:
+        if self._state.gone:
+            raise ValueError(f"LLMInferenceService {self._key} is gone; nothing to reconcile")
+
+    async def _wait_for_trigger(self) -> None:
+        try:
+            await workflow.wait_condition(
+                lambda: bool(self._state.pending_reasons), timeout=self._next_check()
+            )
+        except TimeoutError:
+            self._state.pending_reasons.append("resync" if self._state.recheck_attempt == 0 else "re-check")
+
+    def _next_check(self) -> timedelta:
+        """The resync period after a reconciled pass; a capped, growing backoff after one that was not."""
+        resync = timedelta(seconds=self._request.resync_seconds)
+        if self._state.recheck_attempt == 0:
+            return resync
+        backoff = RECHECK_FIRST * (1 << min(self._state.recheck_attempt - 1, 16))
+        return min(backoff, RECHECK_CAP, resync)
+
+    async def _reconcile(self) -> PassSummary:
+        async with self._lock:
+            reasons, self._state.pending_reasons = self._state.pending_reasons, []
+            try:
+                summary = await self._run_pass(reasons)
+                self._state.last_error = None
+            except ActivityError as err:
+                summary = summaries.failed_pass(err, workflow.now())
+                self._state.last_error = summary.message
+            self._state.pass_count += 1
+            self._state.last = summary
+            reconciled = summary.outcome in ("reconciled", "gone")
+            self._state.recheck_attempt = 0 if reconciled else self._state.recheck_attempt + 1
+            workflow.set_current_details(summaries.details_markdown(self._key, self._state))
+            return summary
+
+    async def _run_pass(self, reasons: list[str]) -> PassSummary:
+        workflow.logger.info("pass for %s: %s", self._key, ", ".join(reasons))
+        if self._state.desired_stop is not None:
+            stopped = self._state.desired_stop
+            await self._activity(
+                RouterActivities.set_stop_annotation,
+                StopInput(key=self._key, stopped=stopped),
+                f"{'set' if stopped else 'remove'} serving.kserve.io/stop on {self._key}",
+            )
+            self._state.desired_stop = None
+        report: PreconditionReport = await self._activity(
+            RouterActivities.check_preconditions, self._key, f"check preconditions of {self._key}"
+        )
+        if not report.exists:
+            self._state.gone = True
+            return PassSummary(outcome="gone", finished_at=workflow.now())
+        if self._state.uid is not None and report.uid != self._state.uid:
+            workflow.logger.info("%s was deleted and created again (uid %s)", self._key, report.uid)
+        self._state.uid = report.uid
+        for attempt in range(MAX_RESTARTS + 1):
+            try:
+                return await self._plan_and_apply(report)
+            except _PassRestartError:
+                await workflow.sleep(
+                    min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
+                )
+        raise ApplicationError(
+            f"the writes of {self._key} kept conflicting with other writers", type="Conflicts"
+        )
+
+    async def _plan_and_apply(self, report: PreconditionReport) -> PassSummary:
+        snapshot: ClusterSnapshot = await self._activity(
+            RouterActivities.fetch_gateways,
+            FetchInput(key=self._key, installed=report.installed),
+            f"read the gateways, routes and pools of {self._key}",
+        )
+        if snapshot.service is None:
+            self._state.gone = True
+            return PassSummary(outcome="gone", finished_at=workflow.now())
+        now = workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        planned: PlanResult = await self._activity(
+            RouterActivities.plan_pass, PlanInput(snapshot=snapshot, now=now), f"plan the pass of {self._key}"
+        )
+        written = 0
+        for phase, method in PHASE_ACTIVITIES:
+            ops = planned.phases.get(phase.value)
+            if not ops:
+                continue
+            result = await self._write(
+                method, ApplyInput(key=self._key, writes=ops), summaries.describe_writes(ops)
+            )
+            written += result.written
+            if result.rejected is not None:
+                planned = await self._activity(
+                    RouterActivities.plan_pass,
+                    PlanInput(snapshot=snapshot, now=now, rejected=[result.rejected]),
+                    f"plan the status after the API refused to write {result.rejected.ref.kind}",
+                )
+                break
+        status = await self._activity(
+            RouterActivities.write_status,
+            StatusInput(key=self._key, uid=report.uid, status=planned.plan.status),
+            f"write the status of {self._key}",
+        )
+        return summaries.pass_summary(planned.plan, written, status.written, workflow.now())
+
+    async def _write(self, method: Any, request: ApplyInput, summary: str) -> Any:
+        try:
+            return await self._activity(method, request, summary)
+        except ActivityError as err:
+            if isinstance(err.cause, ApplicationError) and err.cause.type in errors.RESTART_PASS:
+                raise _PassRestartError from err
+            raise
+
+    async def _activity(self, method: Any, arg: Any, summary: str) -> Any:
+        return await workflow.execute_activity_method(
+            method,
+            arg,
+            start_to_close_timeout=ATTEMPT_TIMEOUT,
+            schedule_to_close_timeout=ACTIVITY_DEADLINE,
+            retry_policy=ACTIVITY_RETRY,
+            summary=summary,
+        )

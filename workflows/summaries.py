@@ -1,0 +1,61 @@
+"""What the workflow shows people: pass summaries, activity summaries and the Markdown details that the
+Temporal UI displays for each service's workflow."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from activities.models import ServiceKey
+from router_core.passes import PassPlan
+from router_core.phases import WriteOp
+from workflows.models import PassSummary, WorkflowState
+
+
+def pass_summary(plan: PassPlan, written: int, status_written: bool, now: datetime) -> PassSummary:
+    conditions = {}
+    for cond in plan.status.get("conditions") or []:
+        status = cond.get("status", "")
+        conditions[cond.get("type", "")] = f"{status}({cond['reason']})" if cond.get("reason") else status
+    return PassSummary(
+        outcome=plan.outcome.value,
+        message=plan.message,
+        conditions=conditions,
+        url=plan.status.get("url"),
+        writes=written,
+        status_written=status_written,
+        finished_at=now,
+    )
+
+
+def failed_pass(err: ActivityError, now: datetime) -> PassSummary:
+    """A pass stopped by an activity failure that retries did not clear (or that is permanent)."""
+    cause = err.cause
+    kind = cause.type if isinstance(cause, ApplicationError) and cause.type else "error"
+    message = str(cause) if cause is not None else str(err)
+    return PassSummary(outcome="error", message=f"{kind}: {message}", finished_at=now)
+
+
+def describe_writes(ops: list[WriteOp]) -> str:
+    return "; ".join(op.describe() for op in ops)
+
+
+def details_markdown(key: ServiceKey, state: WorkflowState) -> str:
+    """Current details for the Temporal UI: outcome, URL, conditions table, last error."""
+    last = state.last
+    lines = [f"### LLMInferenceService `{key}`", ""]
+    if last is None:
+        return "\n".join([*lines, "No pass has run yet."])
+    when = f" at {last.finished_at:%Y-%m-%d %H:%M:%S} UTC" if last.finished_at else ""
+    lines += [
+        f"**Last pass:** {last.outcome}{when} (pass {state.pass_count})",
+        f"**URL:** {last.url or '—'}",
+        "",
+        "| condition | status |",
+        "|---|---|",
+        *[f"| {name} | {value} |" for name, value in sorted(last.conditions.items())],
+    ]
+    if state.last_error or last.message:
+        lines += ["", f"**Last error:** {state.last_error or last.message}"]
+    return "\n".join(lines)
