@@ -1,0 +1,207 @@
+"""Resource verbs: turns a parsed request into a store call and the answer a real server would give.
+
+Watch is served by :mod:`apiserver_standin.watch_stream`; this module covers get, list, create,
+update, patch (merge, JSON, strategic, apply), delete and deletecollection, with ``dryRun=All``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from apiserver_standin import objects as o
+from apiserver_standin.apply import server_side_apply
+from apiserver_standin.errors import ApiError, bad_request, resource_not_found, unsupported_media_type
+from apiserver_standin.patches import json_patch, merge_patch, strategic_merge
+from apiserver_standin.registry import Registry, ResourceInfo
+from apiserver_standin.requestinfo import RequestInfo
+from apiserver_standin.selectors import combine, field_predicate, label_predicate
+from apiserver_standin.store import Store, Transform
+
+
+class _ApplyLoader(yaml.SafeLoader):
+    """Safe YAML that keeps timestamps as strings, as the API server's YAML-to-JSON conversion does."""
+
+
+_ApplyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass
+class Response:
+    code: int
+    body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class ApiRequest:
+    info: RequestInfo
+    query: dict[str, str]
+    content_type: str
+    raw_body: bytes
+
+    def json(self) -> Any:
+        if not self.raw_body:
+            return None
+        try:
+            return json.loads(self.raw_body)
+        except ValueError as exc:
+            if self.content_type != "application/apply-patch+yaml":
+                raise bad_request(f"the request body is not valid JSON: {exc}") from exc
+        try:  # apply configurations may be YAML (JSON, tried first, is the common case)
+            return yaml.load(self.raw_body, Loader=_ApplyLoader)  # a SafeLoader subclass: safe
+        except yaml.YAMLError as exc:
+            raise bad_request(f"the request body is not valid YAML: {exc}") from exc
+
+    def flag(self, name: str) -> bool:
+        return self.query.get(name, "").lower() in ("true", "1")
+
+    @property
+    def dry_run(self) -> bool:
+        value = self.query.get("dryRun")
+        if value not in (None, "", "All"):
+            raise bad_request(f'unsupported dry run value "{value}": only "All" is supported')
+        return value == "All"
+
+
+def resolve(registry: Registry, info: RequestInfo) -> ResourceInfo:
+    """The installed resource a request names; 404 if it is not installed or the URL is malformed."""
+    resource = registry.lookup(info.group, info.version, info.resource)
+    if resource is None:
+        raise resource_not_found(info.path)
+    if not resource.namespaced and info.namespace is not None:
+        raise resource_not_found(info.path)
+    if resource.namespaced and info.namespace is None and (info.name or info.verb == "create"):
+        raise resource_not_found(info.path)
+    if info.subresource and (info.subresource != "status" or not resource.has_status):
+        raise resource_not_found(info.path)
+    return resource
+
+
+def predicate_of(query: dict[str, str]) -> Any:
+    return combine(label_predicate(query.get("labelSelector")), field_predicate(query.get("fieldSelector")))
+
+
+def handle(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
+    info = req.info
+    namespace = info.namespace or ""
+    verb = info.verb
+    if verb == "get":
+        return Response(200, store.get(resource, namespace, info.name))
+    if verb == "list":
+        return _list(store, resource, req)
+    if verb == "create":
+        return Response(201, store.create(resource, namespace, req.json(), dry_run=req.dry_run))
+    if verb == "update":
+        obj = store.update(resource, namespace, info.name, req.json(), info.subresource, dry_run=req.dry_run)
+        return Response(200, obj)
+    if verb == "patch":
+        return _patch(store, resource, req)
+    if verb == "delete":
+        return _delete(store, resource, req)
+    if verb == "deletecollection":
+        items = store.delete_collection(
+            resource, info.namespace, predicate_of(req.query), dry_run=req.dry_run
+        )
+        return Response(200, _list_body(resource, items, store.current_rv()))
+    raise ApiError(405, f"verb {verb} is not supported")
+
+
+def _list_body(resource: ResourceInfo, items: list[o.Obj], rv: int) -> dict[str, Any]:
+    return {
+        "kind": resource.list_kind,
+        "apiVersion": resource.api_version,
+        "metadata": {"resourceVersion": str(rv)},
+        "items": items,
+    }
+
+
+def _list(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
+    try:
+        limit = int(req.query.get("limit") or 0)
+    except ValueError as exc:
+        raise bad_request(f"invalid limit: {req.query.get('limit')}") from exc
+    page = store.list(resource, req.info.namespace, predicate_of(req.query), limit, req.query.get("continue"))
+    body = _list_body(resource, page.items, page.resource_version)
+    if page.continue_token:
+        body["metadata"].update({"continue": page.continue_token, "remainingItemCount": page.remaining})
+    return Response(200, body)
+
+
+def _transform(req: ApiRequest) -> Transform:
+    patch = req.json()
+    kind = req.content_type
+    if kind == "application/merge-patch+json":
+        return lambda current: merge_patch(current or {}, patch)
+    if kind == "application/json-patch+json":
+        return lambda current: json_patch(current or {}, patch)
+    if kind == "application/strategic-merge-patch+json":
+        return lambda current: strategic_merge(current or {}, patch)
+    if kind == "application/apply-patch+yaml":
+        manager = req.query.get("fieldManager", "")
+        return lambda current: server_side_apply(current, patch, manager, o.now())
+    raise unsupported_media_type(kind)
+
+
+def _patch(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
+    if req.raw_body.strip() in (b"", b"null"):
+        raise bad_request("the body of the patch request is empty")
+    transform = _transform(req)
+    info = req.info
+    apply = req.content_type == "application/apply-patch+yaml"
+    obj, created = store.patch(
+        resource,
+        info.namespace or "",
+        info.name,
+        transform,
+        subresource=info.subresource,
+        dry_run=req.dry_run,
+        create_if_missing=apply,
+        owns_managed_fields=apply,
+    )
+    return Response(201 if created else 200, obj)
+
+
+def _delete_options(req: ApiRequest) -> dict[str, Any]:
+    options = req.json() if req.raw_body.strip() else None
+    options = options if isinstance(options, dict) else {}
+    if "propagationPolicy" in req.query:
+        options["propagationPolicy"] = req.query["propagationPolicy"]
+    if options.get("orphanDependents") is True and "propagationPolicy" not in options:
+        options["propagationPolicy"] = "Orphan"
+    return options
+
+
+def _delete(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
+    options = _delete_options(req)
+    preconditions = options.get("preconditions") or {}
+    dry_run = req.dry_run or "All" in (options.get("dryRun") or [])
+    info = req.info
+    obj, gone = store.delete(
+        resource,
+        info.namespace or "",
+        info.name,
+        uid=preconditions.get("uid"),
+        resource_version=preconditions.get("resourceVersion"),
+        propagation=options.get("propagationPolicy"),
+        dry_run=dry_run,
+    )
+    if gone and not resource.returns_deleted_object:
+        details: dict[str, Any] = {"name": info.name, "kind": resource.plural, "uid": o.meta(obj).get("uid")}
+        if resource.group:
+            details["group"] = resource.group
+        status = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "details": details,
+        }
+        return Response(200, status)
+    return Response(200, obj)

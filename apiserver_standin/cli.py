@@ -1,0 +1,94 @@
+"""``llmisvc-router apiserver``: run the stand-in in the foreground for other processes and kubectl.
+
+Serves until SIGINT/SIGTERM (exit 0) and writes a kubeconfig pointing at itself. With
+``--gateway-controller`` it also runs the simulated gateway controller, as a dev stack needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from types import FrameType
+from typing import Any
+
+from apiserver_standin import crds
+from apiserver_standin.kubeconfig import write_kubeconfig
+from apiserver_standin.server import StandinApiServer
+
+POOL_GROUP_CHOICES = {
+    "v1": (crds.POOL_V1_GROUP,),
+    "v1alpha2": (crds.POOL_V1ALPHA2_GROUP,),
+    "both": (crds.POOL_V1_GROUP, crds.POOL_V1ALPHA2_GROUP),
+}
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "apiserver",
+        help="serve a local Kubernetes API server stand-in (for the worker, tests and kubectl)",
+        description="Serve a local Kubernetes API server stand-in over HTTP until SIGINT/SIGTERM.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free port)")
+    parser.add_argument("--kubeconfig", required=True, help="write a kubeconfig for this server here")
+    parser.add_argument(
+        "--crds",
+        default="all",
+        help="project CRDs to install: all, none, or a comma list (llmisvc, gateway-api, pool-v1, ...)",
+    )
+    parser.add_argument("--watch-log-size", type=int, default=10_000, help="events kept for watch resumption")
+    parser.add_argument(
+        "--gateway-controller",
+        action="store_true",
+        help="also run the simulated gateway controller (marks Gateways Programmed, routes Accepted)",
+    )
+    parser.add_argument(
+        "--pool-groups",
+        choices=sorted(POOL_GROUP_CHOICES),
+        default="both",
+        help="InferencePool API groups the simulated gateway controller accepts",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        crds.select(args.crds)
+    except ValueError as exc:
+        print(f"apiserver: {exc}", file=sys.stderr)
+        return 2
+    try:
+        server = StandinApiServer(args.host, args.port, crds=args.crds, watch_log_size=args.watch_log_size)
+    except OSError as exc:
+        print(f"apiserver: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous: dict[int, Any] = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    controller = None
+    try:
+        server.start()
+        if args.gateway_controller:
+            from apiserver_standin.gateway_controller import ControllerConfig, SimulatedGatewayController
+
+            config = ControllerConfig(accepted_pool_groups=frozenset(POOL_GROUP_CHOICES[args.pool_groups]))
+            controller = SimulatedGatewayController(
+                server.api_client("standin-gateway-controller"), config
+            ).start()
+        path = write_kubeconfig(args.kubeconfig, server.url)
+        print(f"apiserver stand-in serving at {server.url}; kubeconfig: {path}", flush=True)
+        while not stop.wait(0.2):
+            pass
+    finally:
+        if controller is not None:
+            controller.stop()
+        server.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("apiserver stand-in stopped", flush=True)
+    return 0

@@ -1,0 +1,170 @@
+"""The assembled stand-in: registry, store, fault injector and counters behind one HTTP server.
+
+with StandinApiServer(crds="all").start() as server:
+    core = kubernetes.client.CoreV1Api(server.client)
+    server.faults.inject(verb="create", resource="httproutes", status=500, times=1)
+    assert server.counter.writes() == 0
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from types import TracebackType
+from typing import Any, Self
+
+from kubernetes import client as k8s
+
+from apiserver_standin import crds
+from apiserver_standin.counters import RequestCounter
+from apiserver_standin.errors import ApiError
+from apiserver_standin.faults import FaultInjector
+from apiserver_standin.http_server import StandinHTTPServer
+from apiserver_standin.registry import Registry, ResourceInfo
+from apiserver_standin.store import Store
+from apiserver_standin.watch_stream import WatchSettings
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def make_api_client(url: str, user_agent: str | None = None) -> k8s.ApiClient:
+    """A ``kubernetes.client.ApiClient`` for ``url``: plain HTTP, no auth."""
+    configuration = k8s.Configuration(host=url)
+    configuration.verify_ssl = False
+    api_client = k8s.ApiClient(configuration)
+    if user_agent:
+        api_client.user_agent = user_agent
+    return api_client
+
+
+class StandinApiServer:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        crds: str | Iterable[str] = "none",
+        watch_log_size: int = 10_000,
+        bookmark_interval: float = 1.0,
+        default_watch_timeout: float = 1800.0,
+        fault_seed: int | None = None,
+    ) -> None:
+        self.registry = Registry()
+        self.store = Store(self.registry, watch_log_size)
+        self.faults = FaultInjector(fault_seed)
+        self.counter = RequestCounter()
+        self.watch_settings = WatchSettings(default_watch_timeout, bookmark_interval)
+        self.stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._client: k8s.ApiClient | None = None
+        self.httpd = StandinHTTPServer((host, port), self)  # bound now: the port is known at once
+        for name in DEFAULT_NAMESPACES:
+            self.store.create(self._info("", "namespaces"), "", {"metadata": {"name": name}})
+        self.install_crds(crds)
+
+    @property
+    def host(self) -> str:
+        return str(self.httpd.server_address[0])
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _info(self, group: str, plural: str) -> ResourceInfo:
+        version = "v1"
+        info = self.registry.lookup(group, version, plural)
+        assert info is not None, f"{plural}.{group} is a built-in"
+        return info
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Serve in a background thread."""
+        self._thread = threading.Thread(target=self.serve_forever, name=f"standin-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever(poll_interval=0.1)
+
+    def stop(self) -> None:
+        """Stop serving: hung requests are released, watch streams and keep-alive connections cut."""
+        self.stopping.set()
+        self.faults.clear()
+        self.store.wake_all()
+        if self._thread is not None:
+            self.httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self.httpd.server_close()
+        self.httpd.close_connections()
+        if self._client is not None:
+            self._client.close()  # type: ignore[no-untyped-call]
+            self._client = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # --- clients ---------------------------------------------------------------------------------
+
+    def api_client(self, user_agent: str | None = None) -> k8s.ApiClient:
+        """A new client for this server (the caller closes it)."""
+        return make_api_client(self.url, user_agent)
+
+    @property
+    def client(self) -> k8s.ApiClient:
+        """A shared client, closed by :meth:`stop`."""
+        if self._client is None:
+            self._client = self.api_client()
+        return self._client
+
+    # --- CRDs ------------------------------------------------------------------------------------
+
+    def install_crd(self, manifest: dict[str, Any]) -> None:
+        """Create (or replace) a CustomResourceDefinition object, which installs its resources."""
+        info = self._info("apiextensions.k8s.io", "customresourcedefinitions")
+        try:
+            self.store.create(info, "", manifest)
+        except ApiError as exc:
+            if exc.code != 409:
+                raise
+            name = manifest["metadata"]["name"]
+            current = self.store.get(info, "", name)
+            body = {
+                **manifest,
+                "metadata": {
+                    **manifest["metadata"],
+                    "resourceVersion": current["metadata"]["resourceVersion"],
+                },
+            }
+            self.store.update(info, "", name, body)
+
+    def remove_crd(self, name: str) -> bool:
+        """Delete a CustomResourceDefinition (and so every object of its resource); False if absent."""
+        info = self._info("apiextensions.k8s.io", "customresourcedefinitions")
+        try:
+            self.store.delete(info, "", name)
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+            return False
+        return True
+
+    def install_crds(self, selection: str | Iterable[str] = "all") -> list[str]:
+        """Install some of the project's CRDs (see :mod:`apiserver_standin.crds` for the selection syntax)."""
+        specs = crds.select(selection)
+        for spec in specs:
+            self.install_crd(crds.manifest(spec))
+        return [s.name for s in specs]
+
+    def remove_crds(self, selection: str | Iterable[str] = "all") -> list[str]:
+        return [s.name for s in crds.select(selection) if self.remove_crd(s.name)]

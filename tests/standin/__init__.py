@@ -1,0 +1,1 @@
+"""Tests of the Kubernetes API server stand-in itself."""
