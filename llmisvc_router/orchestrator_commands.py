@@ -1,0 +1,163 @@
+"""Commands that run or drive the orchestrator: ``worker``, ``run`` and, for people, ``reconcile``,
+``stop``, ``resume`` and ``status`` of one service. They only wire settings to the worker, the watcher
+and the Temporal client."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import yaml
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.kube_api import KubeClusterApi, load_api_client
+from llmisvc_router.environment import environment_from
+from llmisvc_router.signals import stop_event
+from worker.process import run_worker
+from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
+from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
+from workflows.service_workflow import LLMInferenceServiceWorkflow
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+class CommandError(Exception):
+    """A one-line, user-facing failure (exit status in ``code``)."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    worker = commands.add_parser("worker", help="run the Temporal worker (workflows and activities)")
+    _cluster_options(worker)
+    worker.set_defaults(handler=lambda a: _run(a, _serve, watch=False))
+    run = commands.add_parser("run", help="run the worker and the watcher in one process (small installs)")
+    _cluster_options(run)
+    run.add_argument("--namespace", action="append", default=None, help="watch only this namespace (repeat)")
+    run.set_defaults(handler=lambda a: _run(a, _serve, watch=True))
+    for name, text in (
+        ("reconcile", "run a pass now and print its outcome"),
+        ("stop", "stop the service (sets serving.kserve.io/stop through its workflow)"),
+        ("resume", "resume a stopped service"),
+        ("status", "show the workflow's view of the service"),
+    ):
+        parser = commands.add_parser(name, help=text, description=text)
+        parser.add_argument("service", metavar="NAMESPACE/NAME")
+        parser.add_argument("--task-queue", help="task queue of the workers (default: settings)")
+        parser.set_defaults(handler=lambda a, n=name: _run(a, _drive, action=n))
+
+
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
+    )
+    parser.add_argument("--task-queue", help="Temporal task queue (default: $LLMISVC_ROUTER_TASK_QUEUE)")
+
+
+def _settings(args: argparse.Namespace) -> OrchestratorSettings:
+    settings = OrchestratorSettings.from_env()
+    updates: dict[str, Any] = {}
+    if getattr(args, "kubeconfig", None):
+        updates["kubeconfig"] = args.kubeconfig
+    if getattr(args, "task_queue", None):
+        updates["task_queue"] = args.task_queue
+    if getattr(args, "namespace", None):
+        updates["namespaces"] = args.namespace
+    return settings.model_copy(update=updates)
+
+
+def _run(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(main(args, _settings(args), **options))
+    except (CommandError, SettingsError) as err:
+        print(f"llmisvc-router {args.command}: {err}", file=sys.stderr)
+        return err.code if isinstance(err, CommandError) else EXIT_USAGE
+
+
+async def _connect() -> Client:
+    try:
+        return await connect_temporal()
+    except (RuntimeError, OSError, ValueError) as err:
+        raise CommandError(f"cannot connect to Temporal: {err}") from err
+
+
+async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
+    client = await _connect()
+    try:
+        api_client = load_api_client(settings.kubeconfig, settings.kube_context)
+    except Exception as err:  # the kubernetes config loaders raise a variety of types
+        raise CommandError(f"cannot load the Kubernetes configuration: {err}") from err
+    env = environment_from()
+    stop = stop_event()
+    tasks = [run_worker(client, KubeClusterApi(api_client), settings, env, stop)]
+    if watch:
+        from watcher.runner import run_watcher
+
+        tasks.append(run_watcher(api_client, client, settings, env, stop))
+    await asyncio.gather(*tasks)
+    return 0
+
+
+def _service_key(text: str) -> tuple[str, str]:
+    namespace, _, name = text.partition("/")
+    if not namespace or not name or "/" in name:
+        raise CommandError(f"{text}: expected NAMESPACE/NAME", EXIT_USAGE)
+    return namespace, name
+
+
+async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, action: str) -> int:
+    namespace, name = _service_key(args.service)
+    client = await _connect()
+    start = ServiceWorkflowInput(namespace=namespace, name=name, resync_seconds=settings.resync_seconds)
+    wid = workflow_id(namespace, name)
+    if action == "status":
+        return await _print_status(client.get_workflow_handle(wid), args.service)
+    if action == "reconcile":
+        operation = WithStartWorkflowOperation(
+            LLMInferenceServiceWorkflow.run,
+            start,
+            id=wid,
+            task_queue=settings.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )
+        summary = await client.execute_update_with_start_workflow(
+            LLMInferenceServiceWorkflow.reconcile_now,
+            ReconcileSignal(reason="llmisvc-router reconcile"),
+            start_workflow_operation=operation,
+        )
+        _print_yaml(summary.model_dump(mode="json", exclude_none=True))
+        return 0 if summary.outcome in ("reconciled", "gone") else EXIT_FAILED
+    await client.start_workflow(
+        LLMInferenceServiceWorkflow.run,
+        start,
+        id=wid,
+        task_queue=settings.task_queue,
+        start_signal=action,
+    )
+    print(f"{action} requested for {args.service}; the next pass carries it out")
+    return 0
+
+
+async def _print_status(handle: WorkflowHandle[Any, Any], service: str) -> int:
+    try:
+        state = await handle.query(LLMInferenceServiceWorkflow.state)
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            raise CommandError(f"no workflow for {service} (is the watcher running?)") from err
+        raise CommandError(f"cannot query {service}: {err}") from err
+    _print_yaml(state.model_dump(mode="json", exclude_none=True))
+    return 0
+
+
+def _print_yaml(document: dict[str, Any]) -> None:
+    yaml.safe_dump(document, sys.stdout, sort_keys=False, default_flow_style=False)

@@ -1,0 +1,47 @@
+"""The worker process: connect to Temporal and Kubernetes, run the worker until told to stop, shut down
+gracefully (in-flight activities finish, no new ones start)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from temporalio.client import Client
+
+from activities.kube_api import KubeClusterApi
+from activities.router_activities import RouterActivities
+from router_core.config import Environment
+from worker.factory import build_worker
+from worker.settings import OrchestratorSettings
+
+log = logging.getLogger(__name__)
+
+
+async def run_worker(
+    client: Client,
+    api: KubeClusterApi,
+    settings: OrchestratorSettings,
+    env: Environment,
+    stop: asyncio.Event,
+) -> None:
+    activities = RouterActivities(api, env)
+    with ThreadPoolExecutor(max_workers=settings.activity_threads, thread_name_prefix="activity") as executor:
+        worker = build_worker(
+            client,
+            settings.task_queue,
+            activities,
+            executor,
+            max_concurrent_activities=settings.activity_threads,
+        )
+        runner = asyncio.create_task(worker.run())
+        log.info("worker polling task queue %s", settings.task_queue)
+        stopping = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait({runner, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if runner in done:
+            stopping.cancel()
+            runner.result()  # a worker that died on its own: let its error surface
+            return
+        log.info("stopping the worker: waiting for running activities")
+        await worker.shutdown()
+        await runner
