@@ -136,7 +136,9 @@ class LLMInferenceServiceWorkflow:
             try:
                 summary = await self._run_pass(reasons)
                 self._state.last_error = None
-            except ActivityError as err:
+            except (ActivityError, ApplicationError) as err:
+                # An ApplicationError here is the pass giving up on conflicting writes: like a failed
+                # activity it ends this pass and is re-checked later, instead of failing the workflow.
                 summary = summaries.failed_pass(err, workflow.now())
                 self._state.last_error = summary.message
             self._state.pass_count += 1

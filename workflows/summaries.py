@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from activities.models import ServiceKey
 from router_core.passes import PassPlan
@@ -29,11 +29,13 @@ def pass_summary(plan: PassPlan, written: int, status_written: bool, now: dateti
     )
 
 
-def failed_pass(err: ActivityError, now: datetime) -> PassSummary:
-    """A pass stopped by an activity failure that retries did not clear (or that is permanent)."""
-    cause = err.cause
+def failed_pass(err: ActivityError | ApplicationError, now: datetime) -> PassSummary:
+    """A pass stopped by an activity failure that retries did not clear (or that is permanent), or by
+    the workflow giving up (an ``ApplicationError`` of its own, e.g. writes that kept conflicting)."""
+    cause = err.cause if isinstance(err, ActivityError) else err
     kind = cause.type if isinstance(cause, ApplicationError) and cause.type else "error"
-    message = str(cause) if cause is not None else str(err)
+    # str() of a FailureError already starts with its type: take the bare message to say it once.
+    message = cause.message if isinstance(cause, FailureError) else err.message
     return PassSummary(outcome="error", message=f"{kind}: {message}", finished_at=now)
 
 

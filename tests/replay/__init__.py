@@ -1,0 +1,1 @@
+"""Replay tests: committed workflow histories replayed through the production replayer."""

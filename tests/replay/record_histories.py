@@ -1,0 +1,138 @@
+"""Record the histories that ``test_replay.py`` replays: a few representative runs of
+``LLMInferenceServiceWorkflow`` on the time-skipping test server, over the in-memory cluster of the
+workflow tests, each written to ``histories/<scenario>.json``.
+
+Run from the repository root after a deliberate, compatible change to the workflow (never to make a
+failing replay pass: that failure means running workflows would break)::
+
+    .venv/bin/python -m tests.replay.record_histories [SCENARIO ...]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHistory
+from temporalio.testing import WorkflowEnvironment
+
+from activities.cluster_api import ApiError
+from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
+from tests.workflows import harness, world
+from tests.workflows.fake_cluster import FakeCluster
+from workflows.models import ReconcileSignal
+from workflows.service_workflow import LLMInferenceServiceWorkflow
+
+HISTORIES = Path(__file__).parent / "histories"
+Scenario = Callable[[WorkflowEnvironment, Client], Awaitable[WorkflowHistory]]
+
+
+async def first_pass(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """The first pass creates the EPP Service, both InferencePools and the HTTPRoute, then the status."""
+    async with harness.running_service(client, FakeCluster(world.minimal_world()), label="first-pass") as svc:
+        await svc.passes(1)
+        return await svc.handle.fetch_history()
+
+
+async def noop_resync(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """The resync timer fires on a settled world: a pass that reads, plans and writes nothing."""
+    async with harness.running_service(
+        client, FakeCluster(world.minimal_world()), resync_seconds=600, label="noop-resync"
+    ) as svc:
+        await svc.passes(1)
+        await env.sleep(timedelta(seconds=601))
+        await svc.passes(2)
+        return await svc.handle.fetch_history()
+
+
+async def stop_resume(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    async with harness.running_service(
+        client, FakeCluster(world.minimal_world()), label="stop-resume"
+    ) as svc:
+        await svc.passes(1)
+        await svc.handle.signal(LLMInferenceServiceWorkflow.stop)
+        await svc.passes(2)
+        await svc.handle.signal(LLMInferenceServiceWorkflow.resume)
+        await svc.passes(3)
+        return await svc.handle.fetch_history()
+
+
+async def conflict_restart(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """A route write loses a race (409): the pass waits, reads the world again and converges."""
+    cluster = FakeCluster(world.minimal_world())
+    cluster.fail("create", ApiError(409, "httproutes opt-kserve-route already exists"), kind="HTTPRoute")
+    async with harness.running_service(client, cluster, label="conflict-restart") as svc:
+        await env.sleep(timedelta(seconds=3))
+        await svc.passes(1)
+        return await svc.handle.fetch_history()
+
+
+async def recheck_then_reconcile(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """Gateway API is not installed: re-checks after 10 s and 20 s, then the CRDs appear and it reconciles.
+    Along the way a ``reconcile_now`` update and a ``reconcile`` signal arrive."""
+    cluster = FakeCluster(world.minimal_world(), served=[LLMISVC])
+    async with harness.running_service(client, cluster, label="recheck-then-reconcile") as svc:
+        await svc.passes(1)
+        await env.sleep(timedelta(seconds=31))
+        await svc.passes(3)
+        cluster.served_types |= {HTTPROUTE, GATEWAY, GATEWAYCLASS, POOL_V1, POOL_V1ALPHA2}
+        await svc.handle.execute_update(
+            LLMInferenceServiceWorkflow.reconcile_now, ReconcileSignal(reason="CRDs installed")
+        )
+        await svc.handle.signal(
+            LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="Gateway changed")
+        )
+        await svc.passes(5)
+        return await svc.handle.fetch_history()
+
+
+async def gone(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """The service is deleted: the next pass finds it gone and the workflow completes."""
+    cluster = FakeCluster(world.minimal_world())
+    async with harness.running_service(client, cluster, label="gone") as svc:
+        await svc.passes(1)
+        cluster.remove(LLMISVC, world.NAMESPACE, world.NAME)
+        await svc.handle.signal(
+            LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="LLMInferenceService deleted")
+        )
+        await asyncio.wait_for(svc.handle.result(), harness.WAIT)
+        return await svc.handle.fetch_history()
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "first_pass": first_pass,
+    "noop_resync": noop_resync,
+    "stop_resume": stop_resume,
+    "conflict_restart": conflict_restart,
+    "recheck_then_reconcile": recheck_then_reconcile,
+    "gone": gone,
+}
+
+
+async def record(names: list[str]) -> None:
+    env = await harness.start_time_skipping()
+    try:
+        HISTORIES.mkdir(exist_ok=True)
+        for name in names:
+            history = await SCENARIOS[name](env, env.client)
+            path = HISTORIES / f"{name}.json"
+            path.write_text(history.to_json() + "\n", encoding="utf-8")
+            print(f"{path}: {len(history.events)} events")
+    finally:
+        await env.shutdown()
+
+
+def main(argv: list[str]) -> int:
+    unknown = [n for n in argv if n not in SCENARIOS]
+    if unknown:
+        print(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
+        return 2
+    asyncio.run(record(argv or list(SCENARIOS)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,2 @@
+"""Workflow tests: ``LLMInferenceServiceWorkflow`` on the time-skipping test server, with the cluster
+faked in memory underneath the production activities."""

@@ -1,0 +1,274 @@
+"""An in-memory Kubernetes API for workflow tests: the only thing faked is I/O.
+
+``FakeCluster`` implements ``activities.cluster_api.ClusterApi`` with the few API-server rules the
+activities rely on (uids, resourceVersions and 409 on a stale write, 404 as "absent", discovery of served
+kinds), so the production ``RouterActivities`` and the real planning core run unchanged on top of it.
+Tests change the world directly (``put``, ``remove``, ``served``) and queue faults (``fail``) or hold a
+call (``hold``) to control what the activities see.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from activities.cluster_api import ApiError, Wire
+from activities.router_activities import DISCOVERED_TYPES
+from router_core.kube import LLMISVC, ObjectKey, ResourceType, key_of
+
+#: The operations of ``ClusterApi``, as faults and holds name them.
+OPERATIONS = frozenset({"get", "list", "served", "create", "replace", "replace_status", "patch", "delete"})
+HOLD_TIMEOUT = 30.0  # a held call gives up after this long, so a failing test cannot hang the worker
+
+
+@dataclass
+class _Fault:
+    operation: str
+    error: ApiError
+    times: int
+    kind: str | None
+
+
+@dataclass
+class _Hold:
+    operation: str
+    kind: str | None
+    reached: threading.Event = field(default_factory=threading.Event)
+    released: threading.Event = field(default_factory=threading.Event)
+
+
+class FakeCluster:
+    """Objects by key; every read returns a copy, every write bumps the resourceVersion."""
+
+    def __init__(
+        self, objects: Iterable[Wire] = (), served: Iterable[ResourceType] = DISCOVERED_TYPES
+    ) -> None:
+        self._lock = threading.Lock()
+        self._objects: dict[ObjectKey, Wire] = {}
+        self._versions = itertools.count(1)
+        self._uids = itertools.count(1)
+        self._faults: list[_Fault] = []
+        self._holds: list[_Hold] = []
+        self.served_types = set(served)
+        self.writes: list[str] = []  # "create HTTPRoute llm/x", in the order the API accepted them
+        self.failed: list[str] = []  # "create HTTPRoute: 409", for every fault that fired
+        for obj in objects:
+            self.put(obj)
+
+    # -- the test's side ------------------------------------------------------------------------------
+
+    def put(self, obj: Wire) -> Wire:
+        """Store ``obj`` as if a user applied it (a new uid unless it names one)."""
+        key = _key(obj)
+        stored = copy.deepcopy(obj)
+        meta = stored.setdefault("metadata", {})
+        meta.setdefault("uid", f"uid-{next(self._uids)}")
+        meta.setdefault("generation", 1)
+        with self._lock:
+            meta["resourceVersion"] = str(next(self._versions))
+            self._objects[key] = stored
+        return copy.deepcopy(stored)
+
+    def read(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
+        with self._lock:
+            found = self._objects.get(ObjectKey(type_, namespace if type_.namespaced else "", name))
+            return copy.deepcopy(found)
+
+    def remove(self, type_: ResourceType, namespace: str, name: str, *, collect: bool = True) -> None:
+        """Delete as a user would; ``collect`` also runs the garbage collector at once."""
+        with self._lock:
+            self._objects.pop(ObjectKey(type_, namespace, name), None)
+        if collect:
+            self.collect_garbage()
+
+    def collect_garbage(self) -> None:
+        """Kubernetes' garbage collector: delete objects whose controlling owner no longer exists."""
+        with self._lock:
+            uids = {(obj.get("metadata") or {}).get("uid") for obj in self._objects.values()}
+            orphans = [key for key, obj in self._objects.items() if _controller_uid(obj) not in uids | {None}]
+            for key in orphans:
+                del self._objects[key]
+
+    def kinds(self) -> list[str]:
+        """``Kind namespace/name`` of every stored object, sorted."""
+        with self._lock:
+            return sorted(f"{k.type.kind} {k}" for k in self._objects)
+
+    def fail(self, operation: str, error: ApiError, *, times: int = 1, kind: str | None = None) -> None:
+        """The next ``times`` calls of ``operation`` (on ``kind``, if given) raise ``error``."""
+        assert operation in OPERATIONS, operation
+        with self._lock:
+            self._faults.append(_Fault(operation, error, times, kind))
+
+    def hold(self, operation: str, *, kind: str | None = None) -> _Hold:
+        """The next call of ``operation`` waits until ``release()``; ``reached`` tells it is waiting."""
+        assert operation in OPERATIONS, operation
+        hold = _Hold(operation, kind)
+        with self._lock:
+            self._holds.append(hold)
+        return hold
+
+    @staticmethod
+    def release(hold: _Hold) -> None:
+        hold.released.set()
+
+    # -- ClusterApi -----------------------------------------------------------------------------------
+
+    def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
+        self._enter("get", type_)
+        if not self._is_served(type_):
+            return None
+        return self.read(type_, namespace, name)
+
+    def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]:
+        self._enter("list", type_)
+        if not self._is_served(type_):
+            return []
+        with self._lock:
+            return [
+                copy.deepcopy(obj)
+                for key, obj in sorted(self._objects.items())
+                if key.type == type_ and key.namespace == namespace and _has_labels(obj, labels)
+            ]
+
+    def served(self, types: list[ResourceType]) -> set[ResourceType]:
+        self._enter("served", None)
+        return {t for t in types if self._is_served(t)}
+
+    def create(self, type_: ResourceType, body: Wire) -> Wire:
+        self._enter("create", type_)
+        key = _key(body)
+        with self._lock:
+            if key in self._objects:
+                raise ApiError(409, f"{type_.plural} {key.name!r} already exists")
+            stored = copy.deepcopy(body)
+            meta = stored.setdefault("metadata", {})
+            meta.update(
+                uid=f"uid-{next(self._uids)}", generation=1, resourceVersion=str(next(self._versions))
+            )
+            self._objects[key] = stored
+            self.writes.append(f"create {type_.kind} {key}")
+            return copy.deepcopy(stored)
+
+    def replace(self, type_: ResourceType, body: Wire) -> Wire:
+        self._enter("replace", type_)
+        return self._replace(type_, body, "replace", status_only=False)
+
+    def replace_status(self, type_: ResourceType, body: Wire) -> Wire:
+        self._enter("replace_status", type_)
+        return self._replace(type_, body, "replace_status", status_only=True)
+
+    def patch_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
+        self._enter("patch", type_)
+        key = ObjectKey(type_, namespace, name)
+        with self._lock:
+            stored = self._objects.get(key)
+            if stored is None:
+                raise ApiError(404, f"{type_.plural} {name!r} not found")
+            merged = _merge_patch(stored, patch)
+            merged["metadata"]["resourceVersion"] = str(next(self._versions))
+            self._objects[key] = merged
+            self.writes.append(f"patch {type_.kind} {key}")
+            return copy.deepcopy(merged)
+
+    def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
+        self._enter("delete", type_)
+        with self._lock:
+            if self._objects.pop(ObjectKey(type_, namespace, name), None) is not None:
+                self.writes.append(f"delete {type_.kind} {namespace}/{name}")
+
+    # -- rules ----------------------------------------------------------------------------------------
+
+    def _replace(self, type_: ResourceType, body: Wire, verb: str, *, status_only: bool) -> Wire:
+        key = _key(body)
+        with self._lock:
+            stored = self._objects.get(key)
+            if stored is None:
+                raise ApiError(404, f"{type_.plural} {key.name!r} not found")
+            meta = body.get("metadata") or {}
+            wanted = meta.get("resourceVersion")
+            if wanted and wanted != stored["metadata"].get("resourceVersion"):
+                raise ApiError(409, f"the object {key} has been modified; please apply your changes again")
+            new = copy.deepcopy(stored)
+            if status_only:
+                new["status"] = copy.deepcopy(body.get("status") or {})
+            else:
+                new = copy.deepcopy(body)
+                new.pop("status", None)
+                if "status" in stored:
+                    new["status"] = copy.deepcopy(stored["status"])
+                new["metadata"] = {**new["metadata"], "uid": stored["metadata"]["uid"]}
+                if body.get("spec") != stored.get("spec"):
+                    new["metadata"]["generation"] = (stored["metadata"].get("generation") or 1) + 1
+                else:
+                    new["metadata"]["generation"] = stored["metadata"].get("generation") or 1
+            new["metadata"]["resourceVersion"] = str(next(self._versions))
+            self._objects[key] = new
+            self.writes.append(f"{verb} {type_.kind} {key}")
+            return copy.deepcopy(new)
+
+    def _is_served(self, type_: ResourceType) -> bool:
+        return type_ not in DISCOVERED_TYPES or type_ in self.served_types
+
+    def _enter(self, operation: str, type_: ResourceType | None) -> None:
+        """Apply the first matching hold, then the first matching fault."""
+        kind = type_.kind if type_ is not None else None
+        with self._lock:
+            hold = next((h for h in self._holds if _matches(h.operation, h.kind, operation, kind)), None)
+            if hold is not None:
+                self._holds.remove(hold)
+        if hold is not None:
+            hold.reached.set()
+            hold.released.wait(HOLD_TIMEOUT)
+        with self._lock:
+            fault = next((f for f in self._faults if _matches(f.operation, f.kind, operation, kind)), None)
+            if fault is None:
+                return
+            fault.times -= 1
+            if fault.times <= 0:
+                self._faults.remove(fault)
+            self.failed.append(f"{operation} {kind}: {fault.error.status}")
+        raise fault.error
+
+
+def _matches(want_operation: str, want_kind: str | None, operation: str, kind: str | None) -> bool:
+    return want_operation == operation and (want_kind is None or want_kind == kind)
+
+
+def _controller_uid(obj: Wire) -> str | None:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return next((ref.get("uid") for ref in refs if ref.get("controller")), None)
+
+
+def _key(obj: Wire) -> ObjectKey:
+    key = key_of(obj)
+    assert key is not None, f"not a kind the router knows: {obj.get('apiVersion')} {obj.get('kind')}"
+    return key
+
+
+def _has_labels(obj: Wire, labels: Mapping[str, str]) -> bool:
+    have = (obj.get("metadata") or {}).get("labels") or {}
+    return all(have.get(k) == v for k, v in labels.items())
+
+
+def _merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: ``None`` removes a key."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for name, value in patch.items():
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = _merge_patch(result.get(name), value)
+    return result
+
+
+def annotations_of(cluster: FakeCluster, namespace: str, name: str) -> dict[str, str]:
+    """The stored LLMInferenceService's annotations (empty when it is gone)."""
+    svc = cluster.read(LLMISVC, namespace, name) or {}
+    return dict((svc.get("metadata") or {}).get("annotations") or {})
