@@ -1,0 +1,26 @@
+# llmisvc-router worker and watcher image.
+# Build: docker build -t llmisvc-router:0.1.0 .
+# The lock file is honoured (every uv sync is frozen); the runtime stage holds only the virtualenv and runs as
+# a non-root user, with nothing written outside /tmp, so readOnlyRootFilesystem works.
+
+FROM python:3.11-slim AS build
+ENV UV_PYTHON_DOWNLOADS=never UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy
+RUN pip install --no-cache-dir uv==0.13.8
+WORKDIR /app
+COPY pyproject.toml uv.lock README.md ./
+RUN uv sync --frozen --no-dev --no-install-project
+COPY router_core/ router_core/
+COPY activities/ activities/
+COPY workflows/ workflows/
+COPY worker/ worker/
+COPY watcher/ watcher/
+COPY llmisvc_router/ llmisvc_router/
+COPY apiserver_standin/ apiserver_standin/
+RUN uv sync --frozen --no-dev --no-editable
+
+FROM python:3.11-slim
+ENV PATH=/app/.venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+COPY --from=build /app/.venv /app/.venv
+USER 65532:65532
+ENTRYPOINT ["/app/.venv/bin/llmisvc-router"]
+CMD ["worker"]

@@ -1,0 +1,112 @@
+"""The deployment as shipped: the kustomize manifests render, validate against the Kubernetes schemas and
+follow the security rules; the Dockerfile builds what the project is (checked statically: no container
+engine runs here)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+KUSTOMIZATIONS = ["deploy", "deploy/overlays/temporal-cloud"]
+KUBERNETES_VERSION = "1.32.0"
+
+
+def render(path: str) -> list[dict[str, Any]]:
+    result = subprocess.run(
+        ["kubectl", "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True, timeout=60
+    )
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+@pytest.fixture(scope="module", params=KUSTOMIZATIONS)
+def objects(request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    return render(request.param)
+
+
+def test_every_rendered_object_validates_against_its_schema(objects: list[dict[str, Any]]) -> None:
+    for obj in objects:
+        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+
+
+def test_rbac_has_no_wildcards(objects: list[dict[str, Any]]) -> None:
+    rules = [rule for obj in objects if obj["kind"] in ("ClusterRole", "Role") for rule in obj["rules"]]
+    assert rules
+    for rule in rules:
+        for field in ("verbs", "resources", "apiGroups"):
+            assert "*" not in rule.get(field, []), rule
+
+
+def test_workloads_run_as_non_root_with_a_read_only_root_filesystem(objects: list[dict[str, Any]]) -> None:
+    pods = [o["spec"]["template"]["spec"] for o in objects if o["kind"] in ("Deployment", "Job")]
+    assert pods
+    for pod in pods:
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        for container in pod["containers"]:
+            context = container["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True
+            assert context["allowPrivilegeEscalation"] is False
+            assert context["capabilities"]["drop"] == ["ALL"]
+            assert container["resources"]["limits"]["memory"]
+
+
+def test_deployments_have_probes_and_read_temporal_settings(objects: list[dict[str, Any]]) -> None:
+    deployments = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Deployment"}
+    assert set(deployments) == {"llmisvc-router-worker", "llmisvc-router-watcher"}
+    for deployment in deployments.values():
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        assert container["livenessProbe"] and container["readinessProbe"]
+        sources = {s.get("configMapRef", s.get("secretRef", {})).get("name") for s in container["envFrom"]}
+        assert sources == {"llmisvc-router-settings", "llmisvc-router-temporal"}
+    settings = next(o for o in objects if o["kind"] == "ConfigMap")
+    assert {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "LLMISVC_ROUTER_TASK_QUEUE"} <= set(settings["data"])
+
+
+def test_the_cloud_overlay_uses_tls_and_drops_the_search_attribute_job() -> None:
+    objects = render("deploy/overlays/temporal-cloud")
+    settings = next(o for o in objects if o["kind"] == "ConfigMap")
+    assert settings["data"]["TEMPORAL_TLS"] == "true"
+    assert not [o for o in objects if o["kind"] == "Job"]
+
+
+def test_the_self_hosted_install_registers_search_attributes() -> None:
+    jobs = [o for o in render("deploy") if o["kind"] == "Job"]
+    args = [j["spec"]["template"]["spec"]["containers"][0]["args"] for j in jobs]
+    assert args == [["register-search-attributes"]]
+
+
+DOCKERFILE = (ROOT / "Dockerfile").read_text()
+
+
+def test_dockerfile_copies_only_files_that_exist() -> None:
+    for line in DOCKERFILE.splitlines():
+        if line.startswith("COPY") and "--from=" not in line:
+            for source in line.split()[1:-1]:
+                assert (ROOT / source).exists(), source
+
+
+def test_dockerfile_copies_every_package_the_wheel_ships() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
+    copied = set(re.findall(r"^COPY (\w+)/ ", DOCKERFILE, flags=re.MULTILINE))
+    assert copied == set(packages)
+
+
+def test_dockerfile_entrypoint_is_the_console_script_and_runs_as_non_root() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "llmisvc-router" in project["project"]["scripts"]
+    assert 'ENTRYPOINT ["/app/.venv/bin/llmisvc-router"]' in DOCKERFILE
+    user = re.findall(r"^USER (\d+)", DOCKERFILE, flags=re.MULTILINE)
+    assert user and int(user[-1]) != 0
+
+
+def test_dockerfile_honours_the_lock_file() -> None:
+    syncs = re.findall(r"^RUN uv sync ([^\n]*)", DOCKERFILE, flags=re.MULTILINE)
+    assert syncs and all("--frozen" in s and "--no-dev" in s for s in syncs)
