@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from llmisvc_router import dev_command, orchestrator_commands, plan_command
+from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)
     orchestrator_commands.register(commands)
+    search_attributes_command.register(commands)
     dev_command.register(commands)
     _register_apiserver(commands)
     return parser

@@ -1,0 +1,27 @@
+"""``register-search-attributes`` adds the workflows' search attributes once, then finds them there."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
+from temporalio.testing import WorkflowEnvironment
+
+from llmisvc_router.search_attributes_command import register_search_attributes
+from workflows import search_attributes
+
+TEMPORAL = str(Path(sys.executable).parent / "temporal")
+
+
+async def test_registering_twice_adds_the_attributes_once() -> None:
+    async with await WorkflowEnvironment.start_local(dev_server_existing_path=TEMPORAL) as env:
+        first = await register_search_attributes(env.client)
+        second = await register_search_attributes(env.client)
+        listed = await env.client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=env.client.namespace)
+        )
+    names = sorted(key.name for key in search_attributes.ALL)
+    assert first == names
+    assert second == []
+    assert set(names) <= set(listed.custom_attributes)
