@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
+from watcher import cli as watch_command
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -19,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)
     orchestrator_commands.register(commands)
+    watch_command.register(commands)
     search_attributes_command.register(commands)
     dev_command.register(commands)
     _register_apiserver(commands)

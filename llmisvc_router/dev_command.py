@@ -26,9 +26,9 @@ from temporalio.client import Client
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
-from llmisvc_router.environment import environment_from
 from llmisvc_router.signals import stop_event
 from router_core.kube import ResourceType, key_of
+from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings

@@ -17,8 +17,8 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.kube_api import KubeClusterApi, load_api_client
-from llmisvc_router.environment import environment_from
 from llmisvc_router.signals import stop_event
+from worker.environment import environment_from
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
 from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 import yaml
 
-from llmisvc_router.environment import environment_from
 from llmisvc_router.state_file import ClusterState, StateFileError, parse_state
 from router_core.llmisvc import LLMInferenceService
 from router_core.passes import plan_pass
+from worker.environment import environment_from
 
 EXIT_BAD_INPUT = 2
 

@@ -1,0 +1,47 @@
+"""The watcher's layering: the trigger rules are pure, and only ``kube_watch`` talks to Kubernetes.
+
+(The import-linter contracts in pyproject cover the packages; these cover the modules inside one.)
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WATCHER = Path(__file__).resolve().parents[2] / "watcher"
+
+
+def imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+OTHERS = sorted(p.name for p in WATCHER.glob("*.py") if p.name != "kube_watch.py")
+
+
+def test_kube_watch_is_the_module_that_imports_the_kubernetes_client() -> None:
+    assert "kubernetes" in imported_roots(WATCHER / "kube_watch.py")
+
+
+@pytest.mark.parametrize("module", OTHERS)
+def test_no_other_watcher_module_imports_the_kubernetes_client(module: str) -> None:
+    assert not imported_roots(WATCHER / module) & {"kubernetes", "urllib3"}
+
+
+def test_the_trigger_rules_load_neither_kubernetes_nor_temporalio() -> None:
+    check = (
+        "import sys, watcher.mapping, watcher.model\n"
+        "loaded = {m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', 'temporalio'}\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,352 @@
+"""Re-evaluation triggers (spec 1.8): which services an event affects, one table row per rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from router_core import kube
+from router_core.config import Environment
+from watcher import mapping
+from watcher.mapping import WatchedWorld
+from watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent
+
+from .builders import KSERVE, Wire, configmap, crd, event, llmisvc, managed, obj, observed, route
+
+GW = "gateway.networking.k8s.io"
+INGRESS = {"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}
+
+
+@dataclass
+class Case:
+    id: str
+    event: WatchEvent
+    services: list[Wire]
+    expected: list[tuple[str, str]]
+    routes: list[Wire] = field(default_factory=list)
+    configmap: Wire | None = None
+
+
+def world_of(case: Case) -> WatchedWorld:
+    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
+    initial = [*case.services, *case.routes, *([case.configmap] if case.configmap else [])]
+    for item in initial:
+        world.apply(event(item, initial=True))
+    return world
+
+
+def gateway(name: str, namespace: str = "ns") -> Wire:
+    return obj(kube.GATEWAY, name, namespace)
+
+
+def pool(resource: kube.ResourceType, name: str, namespace: str = "ns") -> Wire:
+    return obj(resource, name, namespace)
+
+
+def with_route(**http: object) -> Wire:
+    return {"route": {"http": http}}
+
+
+CASES = [
+    # --- the service itself ---------------------------------------------------------------------
+    Case("a service event affects that service", event(llmisvc("a"), MODIFIED), [], [("ns", "a")]),
+    Case("a deleted service affects that service", event(llmisvc("a"), DELETED), [], [("ns", "a")]),
+    Case(
+        "a service found on the first list affects that service",
+        event(llmisvc("a"), initial=True),
+        [],
+        [("ns", "a")],
+    ),
+    # --- owned objects ----------------------------------------------------------------------------
+    Case(
+        "a managed HTTPRoute affects its owner",
+        event(managed(kube.HTTPROUTE, "a-kserve-route", "a"), MODIFIED),
+        [llmisvc("a"), llmisvc("b")],
+        [("ns", "a")],
+    ),
+    Case(
+        "a managed Service affects its owner even before the owner is seen",
+        event(managed(kube.SERVICE, "a-epp-service", "a"), DELETED),
+        [],
+        [("ns", "a")],
+    ),
+    Case(
+        "a managed Deployment affects its owner",
+        event(managed(kube.DEPLOYMENT, "a-kserve-router-scheduler", "a"), MODIFIED),
+        [llmisvc("a")],
+        [("ns", "a")],
+    ),
+    Case(
+        "a managed v1alpha2 InferencePool affects its owner",
+        event(managed(kube.POOL_V1ALPHA2, "a-inference-pool", "a"), DELETED),
+        [llmisvc("a")],
+        [("ns", "a")],
+    ),
+    Case(
+        "an owner reference without the part-of label is not ownership",
+        event(obj(kube.SERVICE, "x", owner="a"), MODIFIED),
+        [llmisvc("a")],
+        [],
+    ),
+    Case(
+        "a non-controller owner reference is not ownership",
+        event(
+            obj(
+                kube.SERVICE,
+                "x",
+                labels={"app.kubernetes.io/part-of": "llminferenceservice"},
+                owner="a",
+                controller=False,
+            ),
+            MODIFIED,
+        ),
+        [llmisvc("a")],
+        [],
+    ),
+    Case(
+        "an owner of another kind is not a service",
+        event(
+            obj(
+                kube.SERVICE,
+                "x",
+                labels={"app.kubernetes.io/part-of": "llminferenceservice"},
+                owner="a",
+                owner_kind="Deployment",
+            ),
+            MODIFIED,
+        ),
+        [llmisvc("a")],
+        [],
+    ),
+    # --- Gateways ---------------------------------------------------------------------------------
+    Case(
+        "a gateway affects services whose status lists it",
+        event(gateway("gw", "infra"), MODIFIED),
+        [llmisvc("a", status=observed(("infra", "gw"))), llmisvc("b", status=observed(("other", "gw")))],
+        [("ns", "a")],
+    ),
+    Case(
+        "a status gateway without namespace is in the service's namespace",
+        event(gateway("gw", "ns"), MODIFIED),
+        [llmisvc("a", status=observed((None, "gw")))],
+        [("ns", "a")],
+    ),
+    Case(
+        "a gateway affects services whose gateway.refs name it",
+        event(gateway("gw", "infra"), MODIFIED),
+        [llmisvc("a", router={"gateway": {"refs": [{"name": "gw", "namespace": "infra"}]}})],
+        [("ns", "a")],
+    ),
+    Case(
+        "a gateway ref without namespace is in the service's namespace",
+        event(gateway("gw", "ns"), DELETED),
+        [
+            llmisvc("a", router={"gateway": {"refs": [{"name": "gw"}]}}),
+            llmisvc("b", "elsewhere", router={"gateway": {"refs": [{"name": "gw"}]}}),
+        ],
+        [("ns", "a")],
+    ),
+    Case(
+        "the default ingress gateway affects services using the route preset",
+        event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED),
+        [llmisvc("a", router={"route": {}}), llmisvc("b", router={"scheduler": {}}), llmisvc("c")],
+        [("ns", "a")],
+    ),
+    Case(
+        "a gateway block without refs uses the configured ingress gateway",
+        event(gateway("public-gateway", "edge"), MODIFIED),
+        [llmisvc("a", router={"gateway": {}})],
+        [("ns", "a")],
+        configmap=configmap(INGRESS),
+    ),
+    Case(
+        "the ingress gateway of the ConfigMap replaces the default one",
+        event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED),
+        [llmisvc("a", router={"route": {}})],
+        [],
+        configmap=configmap(INGRESS),
+    ),
+    Case(
+        "a gateway affects services whose managed route spec names it as parent",
+        event(gateway("gw", "infra"), MODIFIED),
+        [llmisvc("a", router=with_route(spec={"parentRefs": [{"name": "gw", "namespace": "infra"}]}))],
+        [("ns", "a")],
+    ),
+    Case(
+        "a gateway affects services through the parentRefs of a route they reference",
+        event(gateway("gw", "ns"), MODIFIED),
+        [llmisvc("a", router=with_route(refs=[{"name": "user-route"}])), llmisvc("b", router={"route": {}})],
+        [("ns", "a")],
+        routes=[route("user-route", parents=[{"name": "gw"}])],
+    ),
+    Case(
+        "a parentRef of another kind is not a gateway",
+        event(gateway("gw", "ns"), MODIFIED),
+        [llmisvc("a", router=with_route(refs=[{"name": "r"}]))],
+        [],
+        routes=[route("r", parents=[{"name": "gw", "kind": "Service", "group": ""}])],
+    ),
+    Case(
+        "a gateway nobody uses affects nobody",
+        event(gateway("unused", "ns"), ADDED),
+        [llmisvc("a", router={"route": {}}), llmisvc("b")],
+        [],
+    ),
+    # --- HTTPRoutes -------------------------------------------------------------------------------
+    Case(
+        "a route affects services whose status lists it",
+        event(route("r", "ns"), MODIFIED),
+        [llmisvc("a", status=observed(("infra", "gw"), routes=[(None, "r")])), llmisvc("b")],
+        [("ns", "a")],
+    ),
+    Case(
+        "a route affects services whose route.http.refs name it in their namespace",
+        event(route("r", "ns"), DELETED),
+        [
+            llmisvc("a", router=with_route(refs=[{"name": "r"}])),
+            llmisvc("b", "other", router=with_route(refs=[{"name": "r"}])),
+        ],
+        [("ns", "a")],
+    ),
+    # --- InferencePools ---------------------------------------------------------------------------
+    Case(
+        "a v1 pool affects services of its namespace whose pool ref names it",
+        event(pool(kube.POOL_V1, "shared"), MODIFIED),
+        [
+            llmisvc("a", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}}),
+            llmisvc("b", "other", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}}),
+            llmisvc("c", router={"scheduler": {}}),
+        ],
+        [("ns", "a")],
+    ),
+    Case(
+        "a v1alpha2 pool affects services whose pool ref names it",
+        event(pool(kube.POOL_V1ALPHA2, "shared"), ADDED),
+        [llmisvc("a", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}})],
+        [("ns", "a")],
+    ),
+    # --- CRDs and configuration -------------------------------------------------------------------
+    Case(
+        "a Gateway API CRD affects every service",
+        event(crd(GW, "httproutes")),
+        [llmisvc("a"), llmisvc("b", "other")],
+        [("ns", "a"), ("other", "b")],
+    ),
+    Case(
+        "an InferencePool CRD of either group affects every service",
+        event(crd("inference.networking.x-k8s.io", "inferencepools", ("v1alpha2",)), DELETED),
+        [llmisvc("a")],
+        [("ns", "a")],
+    ),
+    Case(
+        "a CRD of an unrelated group affects nobody",
+        event(crd("cert-manager.io", "certificates")),
+        [llmisvc("a")],
+        [],
+    ),
+    Case(
+        "a CRD change that keeps its served versions affects nobody",
+        event(crd(GW, "gateways"), MODIFIED, old=crd(GW, "gateways")),
+        [llmisvc("a")],
+        [],
+    ),
+    Case(
+        "a CRD that starts serving another version affects every service",
+        event(crd(GW, "gateways", ("v1", "v1beta1")), MODIFIED, old=crd(GW, "gateways")),
+        [llmisvc("a")],
+        [("ns", "a")],
+    ),
+    Case(
+        "the router ConfigMap affects every service",
+        event(configmap(INGRESS), MODIFIED, old=configmap(None)),
+        [llmisvc("a"), llmisvc("b")],
+        [("ns", "a"), ("ns", "b")],
+    ),
+    Case(
+        "the router ConfigMap deleted affects every service",
+        event(configmap(INGRESS), DELETED),
+        [llmisvc("a")],
+        [("ns", "a")],
+    ),
+    Case(
+        "a ConfigMap change outside the ingress key affects nobody",
+        event(
+            configmap(INGRESS) | {"data": {**configmap(INGRESS)["data"], "x": "1"}},
+            MODIFIED,
+            old=configmap(INGRESS),
+        ),
+        [llmisvc("a")],
+        [],
+    ),
+    Case(
+        "a ConfigMap of that name in another namespace affects nobody",
+        event(configmap(INGRESS, namespace="default"), MODIFIED),
+        [llmisvc("a")],
+        [],
+    ),
+    # --- the start-up state -----------------------------------------------------------------------
+    Case(
+        "objects found on the first list affect nobody",
+        event(managed(kube.HTTPROUTE, "a-kserve-route", "a"), initial=True),
+        [llmisvc("a", router={"route": {}})],
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_affected_services(case: Case) -> None:
+    affected = mapping.affected_services(case.event, world_of(case))
+    assert [(a.namespace, a.name) for a in affected] == case.expected
+
+
+def test_the_reason_names_the_kind_the_object_and_what_happened() -> None:
+    world = world_of(Case("", event(llmisvc("a")), [llmisvc("a", router={"route": {}})], []))
+    ingress = event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED)
+    assert mapping.affected_services(ingress, world) == [
+        Affected("ns", "a", "Gateway kserve/kserve-ingress-gateway modified")
+    ]
+    cluster_scoped = event(crd(GW, "gateways"), DELETED)
+    assert mapping.affected_services(cluster_scoped, world)[0].reason == (
+        "CustomResourceDefinition gateways.gateway.networking.k8s.io deleted"
+    )
+
+
+def test_a_service_is_listed_once_when_several_rules_name_it() -> None:
+    svc = llmisvc(
+        "a",
+        router={"gateway": {"refs": [{"name": "gw"}]}, "route": {}},
+        status=observed(("ns", "gw")),
+    )
+    world = world_of(Case("", event(svc), [svc], []))
+    assert len(mapping.affected_services(event(gateway("gw"), MODIFIED), world)) == 1
+
+
+def test_a_new_ingress_setting_moves_the_gateway_trigger() -> None:
+    world = world_of(Case("", event(llmisvc("a")), [llmisvc("a", router={"route": {}})], []))
+    world.apply(event(configmap(INGRESS), ADDED))
+    assert mapping.affected_services(event(gateway("public-gateway", "edge"), MODIFIED), world) != []
+    world.apply(event(configmap(INGRESS), DELETED))
+    assert mapping.affected_services(event(gateway("public-gateway", "edge"), MODIFIED), world) == []
+
+
+def test_an_invalid_configmap_maps_like_the_defaults() -> None:
+    world = world_of(Case("", event(llmisvc("a")), [llmisvc("a", router={"route": {}})], []))
+    broken = configmap(None) | {"data": {"ingress": "{not json"}}
+    world.apply(event(broken, MODIFIED))
+    default_gateway = event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED)
+    assert [a.name for a in mapping.affected_services(default_gateway, world)] == ["a"]
+
+
+def test_a_service_whose_spec_does_not_parse_still_maps_by_its_status() -> None:
+    svc = llmisvc("a", router={"route": "not an object"}, status=observed(("ns", "gw")))
+    world = world_of(Case("", event(svc), [svc], []))
+    assert [a.name for a in mapping.affected_services(event(gateway("gw"), MODIFIED), world)] == ["a"]
+
+
+def test_a_deleted_service_is_forgotten() -> None:
+    svc = llmisvc("a", router={"route": {}})
+    world = world_of(Case("", event(svc), [svc], []))
+    world.apply(event(svc, DELETED))
+    assert mapping.affected_services(event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED), world) == []

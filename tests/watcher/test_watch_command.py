@@ -1,0 +1,158 @@
+"""``llmisvc-router watch`` as a process: one-line errors for bad settings or unreachable services, and
+a clean stop on SIGTERM after it started the workflows of the services it found."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from kubernetes import client as k8s
+from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.service import RPCError
+from temporalio.testing import WorkflowEnvironment
+
+from apiserver_standin.kubeconfig import write_kubeconfig
+from apiserver_standin.testing import running_apiserver
+from worker.factory import DATA_CONVERTER
+from workflows.models import workflow_id
+
+from .harness import SERVING, service
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPORAL = Path(sys.executable).parent / "temporal"
+# The subcommand on its own parser: llmisvc_router.cli wires it into the real console script.
+LAUNCH = (
+    "import argparse, sys\n"
+    "from watcher import cli\n"
+    "parser = argparse.ArgumentParser(prog='llmisvc-router')\n"
+    "cli.register(parser.add_subparsers(dest='command', required=True))\n"
+    "args = parser.parse_args(sys.argv[1:])\n"
+    "sys.exit(args.handler(args))\n"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def environment(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "LLMISVC_ROUTER_"))}
+    env.pop("KUBECONFIG", None)
+    env["HOME"] = "/nonexistent"  # no ~/.kube/config and no Temporal profile from the machine
+    return {**env, **extra}
+
+
+def watch(*args: str, env: dict[str, str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", LAUNCH, "watch", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_a_bad_setting_exits_2_naming_the_variable(tmp_path):
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:1")
+    result = watch("--kubeconfig", str(kubeconfig), env=environment(LLMISVC_ROUTER_RESYNC_SECONDS="soon"))
+    assert result.returncode == 2
+    assert one_line(result.stderr).startswith("llmisvc-router watch: LLMISVC_ROUTER_RESYNC_SECONDS:")
+
+
+def test_a_missing_kubeconfig_exits_2(tmp_path):
+    result = watch("--kubeconfig", str(tmp_path / "absent"), env=environment())
+    assert result.returncode == 2
+    assert "cannot load the Kubernetes configuration" in one_line(result.stderr)
+
+
+def test_an_unreachable_kubernetes_api_exits_1(tmp_path):
+    url = f"http://127.0.0.1:{free_port()}"
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
+    result = watch("--kubeconfig", str(kubeconfig), env=environment(TEMPORAL_ADDRESS="127.0.0.1:1"))
+    assert result.returncode == 1
+    assert one_line(result.stderr).startswith(
+        f"llmisvc-router watch: cannot reach the Kubernetes API at {url}"
+    )
+
+
+def test_an_unreachable_temporal_exits_1(tmp_path):
+    with running_apiserver(crds="all") as server:
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
+        address = f"127.0.0.1:{free_port()}"
+        result = watch("--kubeconfig", str(kubeconfig), env=environment(TEMPORAL_ADDRESS=address))
+    assert result.returncode == 1
+    assert one_line(result.stderr).startswith("llmisvc-router watch: cannot connect to Temporal:")
+
+
+@pytest.mark.skipif(not TEMPORAL.exists(), reason="the temporal dev server binary is not installed")
+async def test_the_watcher_starts_the_workflows_and_stops_cleanly_on_sigterm(tmp_path):
+    temporal = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL), data_converter=DATA_CONVERTER, ui=False
+    )
+    try:
+        with running_apiserver(crds="all") as server:
+            custom = k8s.CustomObjectsApi(server.client)
+            custom.create_namespaced_custom_object(*SERVING[:2], "ns", SERVING[2], service("existing"))
+            kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
+            env = environment(TEMPORAL_ADDRESS=temporal.client.service_client.config.target_host)
+            args = ["watch", "--kubeconfig", str(kubeconfig), "--namespace", "ns", "--task-queue", "e2e"]
+            process = subprocess.Popen(
+                [sys.executable, "-c", LAUNCH, *args],
+                env=env,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                await running_workflow(temporal, "ns", "existing")
+                custom.create_namespaced_custom_object(*SERVING[:2], "ns", SERVING[2], service("new"))
+                described = await running_workflow(temporal, "ns", "new")
+                assert described.task_queue == "e2e"
+                stopped_at = time.monotonic()
+                process.send_signal(signal.SIGTERM)
+                _, stderr = process.communicate(timeout=10)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.communicate()
+            assert process.returncode == 0, stderr
+            assert time.monotonic() - stopped_at < 6
+            assert "Traceback" not in stderr
+    finally:
+        await temporal.shutdown()
+
+
+async def running_workflow(
+    temporal: WorkflowEnvironment, namespace: str, name: str, timeout: float = 15.0
+) -> WorkflowExecutionDescription:
+    handle = temporal.client.get_workflow_handle(workflow_id(namespace, name))
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            described = await handle.describe()
+            if described.status == WorkflowExecutionStatus.RUNNING:
+                return described
+        except RPCError:
+            pass  # not started yet
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no running workflow for {namespace}/{name} within {timeout}s")
+        await asyncio.sleep(0.1)

@@ -1,0 +1,111 @@
+"""Coalescing: a burst of events about one service becomes one signal carrying every reason.
+
+The first event for a service opens a short window (``Tuning.debounce_seconds``); events for the same
+service that arrive within it join the pending signal. Whether the signal starts the workflow follows
+the service's own latest event (created or modified: start; deleted: plain signal); events on other
+objects never start a workflow. A signal that fails to go out is put back and retried with a capped
+backoff, merged with whatever arrived meanwhile, so a Temporal outage delays signals but loses none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from watcher.model import Affected, ServiceSignal, Tuning
+from watcher.signaller import Signaller
+
+log = logging.getLogger(__name__)
+
+MAX_REASONS = 8  # the rest are counted, so a CRD event over a thousand objects stays a short signal
+RETRY_CAP = 30.0
+
+Key = tuple[str, str]
+
+
+@dataclass
+class _Pending:
+    reasons: dict[str, None] = field(default_factory=dict)  # ordered set
+    start: bool | None = None  # None: no event on the service itself in this window
+    attempt: int = 0
+
+    def add(self, reason: str, start: bool | None) -> None:
+        self.reasons[reason] = None
+        if start is not None:
+            self.start = start
+
+    def merge_older(self, older: _Pending) -> None:
+        """Fold in a signal that failed: its reasons first; a newer start/delete verdict wins."""
+        self.reasons = {**older.reasons, **self.reasons}
+        self.start = older.start if self.start is None else self.start
+        self.attempt = max(self.attempt, older.attempt)
+
+    def signal(self, key: Key) -> ServiceSignal:
+        reasons = list(self.reasons)
+        text = "; ".join(reasons[:MAX_REASONS])
+        if len(reasons) > MAX_REASONS:
+            text += f"; and {len(reasons) - MAX_REASONS} more"
+        return ServiceSignal(namespace=key[0], name=key[1], reason=text, start=bool(self.start))
+
+
+class SignalCoalescer:
+    def __init__(self, signaller: Signaller, tuning: Tuning) -> None:
+        self._signaller = signaller
+        self._tuning = tuning
+        self._pending: dict[Key, _Pending] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._limit = asyncio.Semaphore(tuning.send_concurrency)
+        self._flush_now = asyncio.Event()
+        self._closing = False
+
+    def add(self, affected: Affected, start: bool | None = None) -> None:
+        """Queue a signal for one service; ``start`` is the verdict of an event on the service itself."""
+        key = (affected.namespace, affected.name)
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = _Pending()
+            self._schedule(key, self._tuning.debounce_seconds)
+        pending.add(affected.reason, start)
+
+    async def drain(self, timeout: float) -> None:
+        """Send everything pending now (no more retries) and wait up to ``timeout`` for it to go out."""
+        self._closing = True
+        self._flush_now.set()
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=timeout)
+            for task in late:
+                task.cancel()
+            if late:
+                log.warning("%d signals were not sent before shutdown", len(late))
+
+    def _schedule(self, key: Key, delay: float) -> None:
+        task = asyncio.create_task(self._send_later(key, delay), name=f"signal {key[0]}/{key[1]}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_later(self, key: Key, delay: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._flush_now.wait(), delay)
+        pending = self._pending.pop(key)
+        signal = pending.signal(key)
+        try:
+            async with self._limit:
+                await self._signaller.send(signal)
+        except Exception as err:  # whatever the client raised, the signal must not be lost
+            self._retry(key, pending, err)
+
+    def _retry(self, key: Key, failed: _Pending, err: Exception) -> None:
+        failed.attempt += 1
+        if self._closing:
+            log.warning("signal to %s/%s not sent at shutdown: %s", key[0], key[1], err)
+            return
+        delay = min(RETRY_CAP, self._tuning.backoff_first * 2 ** (failed.attempt - 1))
+        log.warning("signal to %s/%s failed (%s); retrying in %.1fs", key[0], key[1], err, delay)
+        newer = self._pending.get(key)
+        if newer is not None:
+            newer.merge_older(failed)  # its own send is already scheduled
+        else:
+            self._pending[key] = failed
+            self._schedule(key, delay)
