@@ -1,5 +1,6 @@
-"""A simulated KServe workload controller for the dev stack: it keeps a ready scheduler Deployment for each
-LLMInferenceService whose router has a managed scheduler, as KServe's workload reconciler would.
+"""A simulated KServe workload controller for the dev stack: it reports ``WorkloadsReady=True`` on every
+LLMInferenceService and keeps a ready scheduler Deployment for each one whose router has a managed
+scheduler, as KServe's workload reconciler would once the model servers run.
 
 llmisvc-router only reads that Deployment (for ``SchedulerWorkloadReady``); without something creating it
 no service in the dev stack could become Ready. It polls, writes only what differs, and deletes the
@@ -9,6 +10,7 @@ Deployments it created when the scheduler goes away or the service is stopped or
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from typing import Any, Self
 
 from kubernetes import client as k8s
@@ -91,6 +93,7 @@ class SimulatedWorkloadController:
     def reconcile_once(self) -> None:
         wanted = {}
         for svc in self.api.list_objects(LLMISVC, "", {}):
+            self._mark_workloads_ready(svc)
             if wants_scheduler(svc):
                 deployment = scheduler_deployment(svc)
                 wanted[_key(deployment)] = deployment
@@ -102,6 +105,23 @@ class SimulatedWorkloadController:
             if not (current.get("status") or {}).get("availableReplicas"):
                 ready = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
                 self.api.replace_status(DEPLOYMENT, {**current, "status": ready})
+
+    def _mark_workloads_ready(self, svc: Obj) -> None:
+        """What KServe's workload reconciler reports once the model server runs (a conflict: next round)."""
+        conditions = (svc.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "WorkloadsReady" and c.get("status") == "True" for c in conditions):
+            return
+        ready = {"type": "WorkloadsReady", "status": "True", "lastTransitionTime": _now()}
+        others = [c for c in conditions if c.get("type") != "WorkloadsReady"]
+        status = {
+            **(svc.get("status") or {}),
+            "conditions": sorted([*others, ready], key=lambda c: c["type"]),
+        }
+        self.api.replace_status(LLMISVC, {**svc, "status": status})
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _key(obj: Obj) -> tuple[str, str]:

@@ -134,6 +134,7 @@ def _workload_controller(url: str) -> Iterator[SimulatedWorkloadController]:
 
 def _port_free(port: int) -> bool:
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT from a last run is fine
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:

@@ -11,7 +11,7 @@ from kubernetes import client as k8s
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.testing import running_apiserver
 from apiserver_standin.workload_controller import SimulatedWorkloadController
-from router_core.kube import DEPLOYMENT
+from router_core.kube import DEPLOYMENT, LLMISVC
 
 SCHEDULER = "with-scheduler-kserve-router-scheduler"
 
@@ -54,6 +54,11 @@ def test_a_managed_scheduler_gets_a_ready_deployment_that_goes_away_with_it() ->
             _eventually(lambda: names() == [SCHEDULER])
             _eventually(lambda: deployment().get("status", {}).get("availableReplicas") == 1)
             assert deployment()["metadata"]["ownerReferences"][0]["name"] == "with-scheduler"
+            svc = api.get(LLMISVC, "default", "with-pool-ref")
+            assert svc is not None
+            assert [(c["type"], c["status"]) for c in svc["status"]["conditions"]] == [
+                ("WorkloadsReady", "True")
+            ]
             patch = {"metadata": {"annotations": {"serving.kserve.io/stop": "true"}}}
             custom.patch_namespaced_custom_object(*args, "with-scheduler", patch)
             _eventually(lambda: names() == [])
