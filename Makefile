@@ -1,6 +1,6 @@
 # The two commands a newcomer needs (see README): `make run` and `make test`.
 # Both set up the machine first (scripts/bootstrap): virtualenv, locked packages, Temporal binaries.
-.PHONY: run test check bootstrap lock
+.PHONY: run plan test check bootstrap lock
 
 VENV := .venv/bin
 EXAMPLE ?= examples/minimal-presets.yaml
@@ -8,8 +8,12 @@ EXAMPLE ?= examples/minimal-presets.yaml
 bootstrap:
 	@scripts/bootstrap
 
-## run: plan one reconcile pass of the shipped example (offline, no cluster needed)
+## run: the whole stack locally (Temporal dev server + UI, Kubernetes API stand-in, worker, watcher)
 run: bootstrap
+	$(VENV)/llmisvc-router dev
+
+## plan: one reconcile pass of a shipped example, offline (no cluster, no Temporal)
+plan: bootstrap
 	$(VENV)/llmisvc-router plan -f $(EXAMPLE)
 
 ## test: the whole test suite
