@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from router_core import conditions, readiness, routes
+from router_core import readiness, routes
 from router_core.conditions import Conditions
 from router_core.discovery import ResolvedGateway, resolved_gateway_keys
 from router_core.gateway_api import HTTPRoute
@@ -20,25 +20,21 @@ class EvaluationError(Exception):
 def evaluate_pools(
     conds: Conditions, world: PassWorld, svc: LLMInferenceService, resolved: list[ResolvedGateway]
 ) -> None:
-    """R-POOL-1..4, scoped to the gateways the routes use."""
-    scheduler = svc.scheduler()
-    if svc.is_stopped():
-        conditions.mark_stopped(conds, conditions.INFERENCE_POOL_READY)
-        return
-    if scheduler is None:
-        conds.unset(conditions.INFERENCE_POOL_READY)
-        return
+    """R-POOL-1..4 over the pools the pass sees (only those it needs), scoped to the routes' gateways."""
     keys = resolved_gateway_keys(resolved)
-    if scheduler.pool is not None and scheduler.pool.ref is not None and scheduler.pool.has_ref():
+    scheduler = svc.scheduler()
+    if svc.is_stopped() or scheduler is None:
+        error = readiness.evaluate_pools(conds, svc, keys)
+    elif scheduler.pool is not None and scheduler.pool.ref is not None and svc.pool_has_ref():
         pool = world.read(InferencePool, POOL_V1, svc.namespace, scheduler.pool.ref.name)
-        error = readiness.evaluate_external_pool(conds, svc, pool, keys)
-        if error is not None:
-            raise EvaluationError(f"failed to evaluate Inference Pool conditions: {error}")
-        return
-    name = svc.managed_pool_name()
-    v1 = world.read(InferencePool, POOL_V1, svc.namespace, name)
-    v1alpha2 = world.read(InferencePoolV1Alpha2, POOL_V1ALPHA2, svc.namespace, name)
-    readiness.evaluate_managed_pools(conds, svc, v1, v1alpha2, keys)
+        error = readiness.evaluate_pools(conds, svc, keys, external_pool=pool)
+    else:
+        name = svc.managed_pool_name()
+        v1 = world.read(InferencePool, POOL_V1, svc.namespace, name)
+        v1alpha2 = world.read(InferencePoolV1Alpha2, POOL_V1ALPHA2, svc.namespace, name)
+        error = readiness.evaluate_pools(conds, svc, keys, v1_pool=v1, v1alpha2_pool=v1alpha2)
+    if error is not None:
+        raise EvaluationError(f"failed to evaluate Inference Pool conditions: {error}")
 
 
 def evaluate_gateways(conds: Conditions, svc: LLMInferenceService, resolved: list[ResolvedGateway]) -> None:

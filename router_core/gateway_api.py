@@ -25,6 +25,21 @@ class ParentReference(KubeModel):
         """The Gateway's namespace: the explicit one, else ``default`` (the route's namespace)."""
         return self.namespace or default
 
+    def identity(self, route_namespace: str) -> tuple[str, str, str, str, str, int]:
+        """Gateway API identity with the defaults applied to absent fields (an explicit "" is kept)."""
+        return (
+            self.name,
+            GATEWAY_GROUP if self.group is None else self.group,
+            "Gateway" if self.kind is None else self.kind,
+            route_namespace if self.namespace is None else self.namespace,
+            self.section_name or "",
+            self.port or 0,
+        )
+
+    def is_same_parent(self, other: ParentReference, route_namespace: str) -> bool:
+        """Both name the same parent of a route in ``route_namespace`` (R-HR-4 step 2)."""
+        return self.identity(route_namespace) == other.identity(route_namespace)
+
 
 class HTTPHeaderMatch(KubeModel):
     type: str | None = None

@@ -10,16 +10,10 @@ from router_core import gofmt, naming
 from router_core.core_objects import Service
 from router_core.discovery import DiscoveryError, ResolvedGateway
 from router_core.gateway_api import Gateway, GatewayClass, HTTPRoute
-from router_core.kube import GATEWAY, GATEWAYCLASS, SERVICE, ResourceType
+from router_core.kube import GATEWAY, GATEWAYCLASS, SERVICE, not_found
 from router_core.llmisvc import LLMInferenceService
 from router_core.state import PassWorld
 from router_core.validation import referenced_routes
-
-
-def not_found(type_: ResourceType, name: str) -> str:
-    """The API server's NotFound message, e.g. ``gateways.gateway.networking.k8s.io "gw" not found``."""
-    resource = f"{type_.plural}.{type_.group}" if type_.group else type_.plural
-    return f"{resource} {gofmt.quote(name)} not found"
 
 
 def discover_gateways(world: PassWorld, route: HTTPRoute) -> list[ResolvedGateway]:

@@ -164,6 +164,14 @@ KNOWN_TYPES = {
 TYPES_BY_NAME = {str(t): t for t in KNOWN_TYPES.values()}
 
 
+def not_found(type_: ResourceType, name: str) -> str:
+    """The API server's NotFound message, e.g. ``gateways.gateway.networking.k8s.io "gw" not found``."""
+    from router_core.gofmt import quote
+
+    resource = f"{type_.plural}.{type_.group}" if type_.group else type_.plural
+    return f"{resource} {quote(name)} not found"
+
+
 def type_of(api_version: str, kind: str) -> ResourceType | None:
     return KNOWN_TYPES.get((api_version, kind))
 

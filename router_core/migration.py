@@ -10,8 +10,8 @@ the lock).
 from __future__ import annotations
 
 from router_core.conditions import FALSE, TRUE, UNKNOWN
-from router_core.gateway_api import HTTPBackendRef, HTTPRoute, ParentReference, RouteParentStatus
-from router_core.kube import GATEWAY_GROUP, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP, find_condition
+from router_core.gateway_api import HTTPBackendRef, HTTPRoute, RouteParentStatus
+from router_core.kube import POOL_V1_GROUP, POOL_V1ALPHA2_GROUP, find_condition
 from router_core.llmisvc import POOL_MIGRATED_ANNOTATION, LLMInferenceService
 
 MIGRATED_VALUE = "v1"
@@ -56,23 +56,7 @@ def _is_spec_parent(route: HTTPRoute, parent: RouteParentStatus) -> bool:
     spec_parents = route.spec.parent_refs or []
     if not spec_parents:
         return True
-    return any(_same_parent(ref, parent.parent_ref, route.namespace) for ref in spec_parents)
-
-
-def _same_parent(a: ParentReference, b: ParentReference, route_namespace: str) -> bool:
-    """ParentReference identity with Gateway API defaults applied to unset fields (as R-HR-4 step 2)."""
-
-    def identity(ref: ParentReference) -> tuple[str, str, str, str, str, int]:
-        return (
-            ref.name,
-            GATEWAY_GROUP if ref.group is None else ref.group,
-            "Gateway" if ref.kind is None else ref.kind,
-            route_namespace if ref.namespace is None else ref.namespace,
-            ref.section_name or "",
-            ref.port or 0,
-        )
-
-    return identity(a) == identity(b)
+    return any(ref.is_same_parent(parent.parent_ref, route.namespace) for ref in spec_parents)
 
 
 def should_use_v1(current_route: HTTPRoute | None) -> bool:

@@ -13,7 +13,7 @@ from router_core import conditions, gofmt
 from router_core.conditions import Conditions
 from router_core.core_objects import Deployment
 from router_core.inference_pool import InferencePool, InferencePoolV1Alpha2, PoolParentStatus
-from router_core.kube import POOL_V1, POOL_V1_GROUP, Condition, find_condition
+from router_core.kube import POOL_V1, POOL_V1_GROUP, Condition, find_condition, not_found
 from router_core.llmisvc import LLMInferenceService, ObjectReference, SchedulerStatus
 
 GatewayKey = tuple[str, str]
@@ -78,8 +78,9 @@ def evaluate_external_pool(
     """R-POOL-3: judge the user's v1 pool (v1alpha2 is never consulted); a missing one fails the pass."""
     name = _pool_ref_name(svc)
     if pool is None:
-        not_found = f"{POOL_V1.plural}.{POOL_V1.group} {gofmt.quote(name)} not found"
-        message = f"failed to fetch referenced Inference Pool {svc.namespace}/{name}: {not_found}"
+        message = (
+            f"failed to fetch referenced Inference Pool {svc.namespace}/{name}: {not_found(POOL_V1, name)}"
+        )
         conds.mark_false(conditions.INFERENCE_POOL_READY, POOL_FETCH_ERROR, message)
         return message
     # Q3: the EPP Service named is the derived default even though the user's pool may use another.

@@ -11,7 +11,7 @@ import json
 from router_core import conditions, gofmt
 from router_core.conditions import Conditions
 from router_core.gateway_api import Gateway, HTTPRoute, HTTPRouteStatus, ParentReference, RouteParentStatus
-from router_core.kube import GATEWAY_GROUP, Condition, find_condition
+from router_core.kube import Condition, find_condition
 from router_core.llmisvc import LLMInferenceService
 
 PROGRAMMED = "Programmed"
@@ -139,25 +139,9 @@ def _parent_statuses(route: HTTPRoute) -> list[RouteParentStatus]:
 def _is_answered(ref: ParentReference, statuses: list[RouteParentStatus], route_namespace: str) -> bool:
     """A gateway controller wrote an entry for this parent; policy controllers' entries lack ``Accepted``."""
     return any(
-        _same_parent(ref, status.parent_ref, route_namespace)
+        ref.is_same_parent(status.parent_ref, route_namespace)
         and find_condition(status.conditions, ACCEPTED) is not None
         for status in statuses
-    )
-
-
-def _same_parent(a: ParentReference, b: ParentReference, route_namespace: str) -> bool:
-    """Gateway API identity with its defaults applied to absent fields (an explicit "" is kept as is)."""
-    return _parent_identity(a, route_namespace) == _parent_identity(b, route_namespace)
-
-
-def _parent_identity(ref: ParentReference, route_namespace: str) -> tuple[str, str, str, str, str, int]:
-    return (
-        ref.name,
-        GATEWAY_GROUP if ref.group is None else ref.group,
-        "Gateway" if ref.kind is None else ref.kind,
-        route_namespace if ref.namespace is None else ref.namespace,
-        ref.section_name or "",
-        ref.port or 0,
     )
 
 
