@@ -34,6 +34,7 @@ from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
+from workflows import search_attributes
 
 log = logging.getLogger("llmisvc-router.dev")
 EXAMPLE = Path(__file__).resolve().parent / "dev_objects.yaml"
@@ -109,6 +110,8 @@ def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
             raise DevStackError(f"port {wanted} is in use (choose another with --temporal-port / --ui-port)")
     command = [found, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
     command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch", "--log-level", "warn"]
+    for key in search_attributes.ALL:  # so the UI can filter services by namespace, readiness, outcome
+        command += ["--search-attribute", f"{key.name}=Keyword"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield f"127.0.0.1:{port}"

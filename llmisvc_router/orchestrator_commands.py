@@ -21,7 +21,8 @@ from llmisvc_router.signals import stop_event
 from worker.environment import environment_from
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
-from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
+from worker.starting import WorkflowStarter
+from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 EXIT_USAGE = 2
@@ -118,17 +119,15 @@ def _service_key(text: str) -> tuple[str, str]:
 async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, action: str) -> int:
     namespace, name = _service_key(args.service)
     client = await _connect()
-    start = ServiceWorkflowInput(namespace=namespace, name=name, resync_seconds=settings.resync_seconds)
-    wid = workflow_id(namespace, name)
     if action == "status":
-        return await _print_status(client.get_workflow_handle(wid), args.service)
+        return await _print_status(client.get_workflow_handle(workflow_id(namespace, name)), args.service)
+    starter = await WorkflowStarter.create(client, settings.task_queue, settings.resync_seconds)
     if action == "reconcile":
         operation = WithStartWorkflowOperation(
             LLMInferenceServiceWorkflow.run,
-            start,
-            id=wid,
-            task_queue=settings.task_queue,
+            starter.workflow_input(namespace, name),
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            **starter.options(namespace, name),
         )
         summary = await client.execute_update_with_start_workflow(
             LLMInferenceServiceWorkflow.reconcile_now,
@@ -137,13 +136,7 @@ async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, actio
         )
         _print_yaml(summary.model_dump(mode="json", exclude_none=True))
         return 0 if summary.outcome in ("reconciled", "gone") else EXIT_FAILED
-    await client.start_workflow(
-        LLMInferenceServiceWorkflow.run,
-        start,
-        id=wid,
-        task_queue=settings.task_queue,
-        start_signal=action,
-    )
+    await starter.signal_with_start(namespace, name, action)
     print(f"{action} requested for {args.service}; the next pass carries it out")
     return 0
 

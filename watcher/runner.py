@@ -25,6 +25,7 @@ from watcher.kube_watch import ApiClient, ResourceWatch
 from watcher.model import DELETED, Tuning, WatchEvent, WatchTarget
 from watcher.signaller import Signaller, TemporalSignaller
 from worker.settings import OrchestratorSettings
+from worker.starting import WorkflowStarter
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,8 @@ async def run_watcher(
     tuning: Tuning | None = None,
 ) -> None:
     """Watch the cluster and signal the workflows on ``settings.task_queue`` until ``stop`` is set."""
-    signaller = TemporalSignaller(temporal_client, settings.task_queue, settings.resync_seconds)
+    starter = await WorkflowStarter.create(temporal_client, settings.task_queue, settings.resync_seconds)
+    signaller = TemporalSignaller(starter)
     await watch_and_signal(api_client, signaller, settings.namespaces, env, stop, tuning or Tuning())
 
 

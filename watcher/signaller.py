@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from temporalio.client import Client
-from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from watcher.model import ServiceSignal
-from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
+from worker.starting import WorkflowStarter
+from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 
@@ -28,10 +27,9 @@ class Signaller(Protocol):
 
 
 class TemporalSignaller:
-    def __init__(self, client: Client, task_queue: str, resync_seconds: int) -> None:
-        self._client = client
-        self._task_queue = task_queue
-        self._resync_seconds = resync_seconds
+    def __init__(self, starter: WorkflowStarter) -> None:
+        self._starter = starter
+        self._client = starter.client
 
     async def send(self, signal: ServiceSignal) -> None:
         if signal.start:
@@ -40,17 +38,8 @@ class TemporalSignaller:
             await self._signal(signal)
 
     async def _start(self, signal: ServiceSignal) -> None:
-        await self._client.start_workflow(
-            LLMInferenceServiceWorkflow.run,
-            ServiceWorkflowInput(
-                namespace=signal.namespace, name=signal.name, resync_seconds=self._resync_seconds
-            ),
-            id=workflow_id(signal.namespace, signal.name),
-            task_queue=self._task_queue,
-            start_signal="reconcile",
-            start_signal_args=[ReconcileSignal(reason=signal.reason)],
-            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-        )
+        args = [ReconcileSignal(reason=signal.reason)]
+        await self._starter.signal_with_start(signal.namespace, signal.name, "reconcile", args)
 
     async def _signal(self, signal: ServiceSignal) -> None:
         handle = self._client.get_workflow_handle(workflow_id(signal.namespace, signal.name))

@@ -63,6 +63,9 @@ class ServiceWorkflowInput(BaseModel):
     namespace: str
     name: str
     resync_seconds: int = DEFAULT_RESYNC_SECONDS
+    #: Keep the custom search attributes up to date; starters set it only when the namespace has them
+    #: registered, since setting an unregistered one fails the workflow task.
+    search_attributes: bool = False
     state: WorkflowState | None = None
 
     @property

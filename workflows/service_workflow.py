@@ -31,7 +31,7 @@ from activities.models import (
 )
 from activities.router_activities import RouterActivities
 from router_core.phases import Phase
-from workflows import summaries
+from workflows import search_attributes, summaries
 from workflows.models import (
     WORKFLOW_NAME,
     PassSummary,
@@ -146,7 +146,23 @@ class LLMInferenceServiceWorkflow:
             reconciled = summary.outcome in ("reconciled", "gone")
             self._state.recheck_attempt = 0 if reconciled else self._state.recheck_attempt + 1
             workflow.set_current_details(summaries.details_markdown(self._key, self._state))
+            self._publish_search_attributes(summary)
             return summary
+
+    def _publish_search_attributes(self, summary: PassSummary) -> None:
+        """Let the Temporal UI filter services by namespace, name, readiness and outcome."""
+        if not self._request.search_attributes:
+            return
+        values = {
+            search_attributes.NAMESPACE: self._key.namespace,
+            search_attributes.NAME: self._key.name,
+            search_attributes.ROUTER_READY: summary.conditions.get("RouterReady", "Unknown").split("(")[0],
+            search_attributes.OUTCOME: summary.outcome,
+        }
+        current = workflow.info().typed_search_attributes
+        changed = [key.value_set(value) for key, value in values.items() if current.get(key) != value]
+        if changed:  # an unchanged value would only add an event to the history
+            workflow.upsert_search_attributes(changed)
 
     async def _run_pass(self, reasons: list[str]) -> PassSummary:
         workflow.logger.info("pass for %s: %s", self._key, ", ".join(reasons))

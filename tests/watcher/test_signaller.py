@@ -15,6 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 from watcher.model import ServiceSignal
 from watcher.signaller import TemporalSignaller
 from worker.factory import DATA_CONVERTER
+from worker.starting import WorkflowStarter
 from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
@@ -40,7 +41,7 @@ async def client() -> AsyncIterator[Client]:
 
 
 def signaller_for(client: Client) -> TemporalSignaller:
-    return TemporalSignaller(client, task_queue="watcher-tests", resync_seconds=42)
+    return TemporalSignaller(WorkflowStarter(client, "watcher-tests", 42, with_search_attributes=False))
 
 
 def unique(prefix: str) -> str:
