@@ -16,8 +16,9 @@ run: bootstrap
 plan: bootstrap
 	$(VENV)/llmisvc-router plan -f $(EXAMPLE)
 
-## test: the whole test suite
+## test: the whole test suite (installs Debian's chromium for the Temporal UI test if it is missing)
 test: bootstrap
+	@scripts/ensure-chromium
 	$(VENV)/pytest -q
 
 ## check: lint, types and the import contracts (the pure core does no I/O)
