@@ -55,6 +55,8 @@ class KubeClusterApi:
         self.api_client = api_client
 
     def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
+        if not name:
+            return None  # no object has an empty name, and the path would name the whole collection
         try:
             return self._call("GET", object_path(type_, namespace, name))
         except ApiError as err:
