@@ -80,14 +80,11 @@ def run_pass(activities: RouterActivities) -> None:
 def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
     core, custom = k8s.CoreV1Api(server.client), k8s.CustomObjectsApi(server.client)
     for namespace in ("kserve", "llm"):
-        core.create_namespace({"metadata": {"name": namespace}})
-    core.create_namespaced_config_map(
-        "kserve",
-        {
-            "metadata": {"name": "inferenceservice-config"},
-            "data": {"ingress": INGRESS},
-        },
+        core.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name=namespace)))
+    config = k8s.V1ConfigMap(
+        metadata=k8s.V1ObjectMeta(name="inferenceservice-config"), data={"ingress": INGRESS}
     )
+    core.create_namespaced_config_map("kserve", config)
     gateway_api = ("gateway.networking.k8s.io", "v1")
     custom.create_cluster_custom_object(
         *gateway_api, "gatewayclasses", {"metadata": {"name": "c"}, "spec": {"controllerName": "x"}}
