@@ -1,0 +1,294 @@
+"""One test's stack: a fresh API stand-in, the production worker (``worker.factory.build_worker`` with the
+real ``RouterActivities`` over ``KubeClusterApi`` and the official client) on a task queue of its own,
+optionally the simulated gateway controller and the watcher, all against the session's Temporal dev
+server. Helpers read the world through the same client and wait for things to happen.
+
+Requests are told apart in the stand-in's counters by User-Agent: the worker's activities, the watcher,
+the simulated gateway controller and the test itself each have their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from kubernetes import client as k8s
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.cluster_api import Wire
+from activities.kube_api import KubeClusterApi
+from activities.router_activities import RouterActivities
+from apiserver_standin.gateway_controller import SimulatedGatewayController
+from apiserver_standin.server import StandinApiServer
+from apiserver_standin.testing import running_apiserver, running_gateway_controller
+from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from tests.integration import world
+from tests.integration.recording_api import RecordingClusterApi
+from watcher.model import Tuning
+from watcher.runner import run_watcher
+from worker.factory import build_worker
+from worker.settings import OrchestratorSettings
+from workflows.models import PassSummary, ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
+from workflows.service_workflow import LLMInferenceServiceWorkflow
+
+T = TypeVar("T")
+Handle = WorkflowHandle[Any, Any]
+
+PRODUCT_AGENT = "llmisvc-router/"  # prefix of both below
+WORKER_AGENT = "llmisvc-router/worker"
+WATCHER_AGENT = "llmisvc-router/watcher"
+CONTROLLER_AGENT = "standin-gateway-controller"
+TEST_AGENT = "integration-test"
+WAIT = 20.0  # seconds a helper waits for the stack to get somewhere
+#: The watcher's production timing, with a shorter debounce so tests do not wait for it.
+TUNING = Tuning(debounce_seconds=0.05)
+
+
+@dataclass
+class Stack:
+    server: StandinApiServer
+    temporal: Client
+    namespace: str
+    task_queue: str
+    kube: KubeClusterApi  # the test's own client
+    worker_api: RecordingClusterApi
+    controller: SimulatedGatewayController | None = None
+    workflow_ids: set[str] = field(default_factory=set)
+
+    # --- the cluster ---------------------------------------------------------------------------------
+
+    async def get(self, type_: ResourceType, name: str, namespace: str | None = None) -> Wire | None:
+        return await asyncio.to_thread(
+            self.kube.get, type_, self.namespace if namespace is None else namespace, name
+        )
+
+    async def create(self, type_: ResourceType, body: Wire) -> Wire:
+        return await asyncio.to_thread(self.kube.create, type_, body)
+
+    async def delete(self, type_: ResourceType, name: str, namespace: str | None = None) -> None:
+        await asyncio.to_thread(
+            self.kube.delete, type_, self.namespace if namespace is None else namespace, name
+        )
+
+    async def patch(self, type_: ResourceType, name: str, patch: Wire) -> Wire:
+        return await asyncio.to_thread(self.kube.patch_merge, type_, self.namespace, name, patch)
+
+    async def create_service(self, name: str, *, router: Wire | None = None, stopped: bool = False) -> Wire:
+        """Create an LLMInferenceService (as ``kubectl apply`` would); its workflow id is cleaned up."""
+        self.workflow_ids.add(workflow_id(self.namespace, name))
+        return await self.create(LLMISVC, world.service(name, self.namespace, router=router, stopped=stopped))
+
+    async def service(self, name: str) -> Wire:
+        found = await self.get(LLMISVC, name)
+        assert found is not None, f"LLMInferenceService {self.namespace}/{name} is gone"
+        return found
+
+    async def conditions(self, name: str) -> dict[str, Wire]:
+        return conditions_of(await self.service(name))
+
+    async def make_scheduler_ready(self, name: str) -> None:
+        """Do what KServe's workload reconciler and the kubelet would: an available scheduler Deployment."""
+        deployment = await self.create(DEPLOYMENT, world.scheduler_deployment(await self.service(name)))
+        await asyncio.to_thread(
+            self.kube.replace_status, DEPLOYMENT, {**deployment, "status": world.AVAILABLE_DEPLOYMENT_STATUS}
+        )
+
+    # --- the workflows -------------------------------------------------------------------------------
+
+    async def start_workflow(self, name: str, resync_seconds: int = 600) -> Handle:
+        """Start the service's workflow as the watcher would; the first pass runs at once."""
+        wid = workflow_id(self.namespace, name)
+        self.workflow_ids.add(wid)
+        return await self.temporal.start_workflow(
+            LLMInferenceServiceWorkflow.run,
+            ServiceWorkflowInput(namespace=self.namespace, name=name, resync_seconds=resync_seconds),
+            id=wid,
+            task_queue=self.task_queue,
+        )
+
+    def handle(self, name: str) -> Handle:
+        """The service's workflow (started by the watcher or by :meth:`start_workflow`)."""
+        return self.temporal.get_workflow_handle_for(
+            LLMInferenceServiceWorkflow.run, workflow_id(self.namespace, name)
+        )
+
+    async def state(self, handle: Handle) -> WorkflowState:
+        result: WorkflowState = await handle.query(LLMInferenceServiceWorkflow.state)
+        return result
+
+    async def passes(self, handle: Handle, count: int) -> WorkflowState:
+        """Wait until ``count`` passes have finished and no trigger is pending."""
+
+        async def probe() -> WorkflowState | None:
+            state = await self.state(handle)
+            return state if state.pass_count >= count and not state.pending_reasons else None
+
+        return await until(probe, f"{count} passes of {handle.id}")
+
+    async def reconcile_now(self, handle: Handle, reason: str = "integration test") -> PassSummary:
+        summary: PassSummary = await handle.execute_update(
+            LLMInferenceServiceWorkflow.reconcile_now, ReconcileSignal(reason=reason)
+        )
+        return summary
+
+    async def until_router_ready(self, name: str, drive: Handle | None = None, timeout: float = WAIT) -> Wire:
+        """Wait for ``RouterReady=True`` on the stored service; with ``drive``, run a pass on each try
+        (no watcher is there to signal the workflow when the gateway controller writes a status)."""
+
+        async def probe() -> Wire | None:
+            if drive is not None:
+                await self.reconcile_now(drive, "waiting for RouterReady")
+            svc = await self.service(name)
+            return svc if is_true(conditions_of(svc), "RouterReady") else None
+
+        return await until(probe, f"RouterReady=True on {self.namespace}/{name}", timeout, interval=0.2)
+
+    # --- the stand-in's counters ---------------------------------------------------------------------
+
+    def product_requests(self) -> int:
+        return self.server.counter.count(user_agent=PRODUCT_AGENT)
+
+    def worker_writes(self, resource: str | None = None) -> int:
+        return self.server.counter.writes(resource=resource, user_agent=WORKER_AGENT)
+
+    async def terminate_workflows(self) -> None:
+        for wid in sorted(self.workflow_ids):
+            handle = self.temporal.get_workflow_handle(wid)
+            try:
+                if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+                    await handle.terminate("integration test finished")
+            except RPCError as err:
+                if err.status != RPCStatusCode.NOT_FOUND:
+                    raise
+
+
+@asynccontextmanager
+async def running_stack(
+    temporal: Client,
+    *,
+    crds: str = "all",
+    controller: Mapping[str, Any] | None = None,
+    watcher: bool = False,
+    resync_seconds: int = 600,
+    tuning: Tuning = TUNING,
+) -> AsyncIterator[Stack]:
+    """A fresh stand-in seeded with KServe's namespace and ingress Gateway (when its CRD is served), a
+    namespace for the test, the worker on a task queue of its own and, when asked, the gateway controller
+    (``controller``: its ``ControllerConfig`` fields) and the watcher."""
+    suffix = uuid.uuid4().hex[:8]
+    namespace = f"it-{suffix}"
+    with running_apiserver(crds=crds, bookmark_interval=0.5) as server, _clients(server) as clients:
+        test_client, worker_client, watcher_client = clients
+        kube = KubeClusterApi(test_client)
+        seed(kube, namespace)
+        worker_api = RecordingClusterApi(KubeClusterApi(worker_client))
+        async with AsyncExitStack() as stack_exit:
+            gateway_controller = None
+            if controller is not None:
+                gateway_controller = stack_exit.enter_context(
+                    running_gateway_controller(server, **controller)
+                )
+            executor = stack_exit.enter_context(
+                ThreadPoolExecutor(max_workers=8, thread_name_prefix="activity")
+            )
+            task_queue = f"integration-{suffix}"
+            activities = RouterActivities(worker_api, world.ENV)
+            await stack_exit.enter_async_context(
+                build_worker(temporal, task_queue, activities, executor, max_concurrent_activities=8)
+            )
+            stack = Stack(server, temporal, namespace, task_queue, kube, worker_api, gateway_controller)
+            stack_exit.push_async_callback(stack.terminate_workflows)
+            if watcher:
+                settings = OrchestratorSettings(task_queue=task_queue, resync_seconds=resync_seconds)
+                stop = asyncio.Event()
+                task = asyncio.create_task(
+                    run_watcher(watcher_client, temporal, settings, world.ENV, stop, tuning)
+                )
+                stack_exit.push_async_callback(_stop_task, stop, task)
+            yield stack
+
+
+async def _stop_task(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
+    stop.set()
+    await asyncio.wait_for(task, 15)
+
+
+@contextmanager
+def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
+    """One client per party, so the stand-in's counters can tell their requests apart."""
+    clients = [server.api_client(agent) for agent in (TEST_AGENT, WORKER_AGENT, WATCHER_AGENT)]
+    try:
+        yield clients
+    finally:
+        for client in clients:
+            client.close()  # type: ignore[no-untyped-call]
+
+
+def seed(kube: KubeClusterApi, namespace: str) -> None:
+    """The namespaces, and the ingress Gateway with its class when Gateway API is installed."""
+    with_ingress = kube.served([GATEWAY, GATEWAYCLASS]) == {GATEWAY, GATEWAYCLASS}
+    for type_, body in world.namespaces(namespace) + (world.ingress() if with_ingress else []):
+        kube.create(type_, body)
+
+
+# --- waiting -------------------------------------------------------------------------------------------
+
+
+async def until(
+    probe: Callable[[], Awaitable[T | None]], what: str, timeout: float = WAIT, interval: float = 0.05
+) -> T:
+    """Poll ``probe`` until it returns something (not None, not False); fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while True:
+        last = await probe()
+        if last is not None and last is not False:
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(interval)
+
+
+# --- reading objects -----------------------------------------------------------------------------------
+
+
+def conditions_of(obj: Wire) -> dict[str, Wire]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def is_true(conditions: Mapping[str, Wire], type_: str) -> bool:
+    return conditions.get(type_, {}).get("status") == "True"
+
+
+def annotations_of(obj: Wire) -> dict[str, str]:
+    return dict((obj.get("metadata") or {}).get("annotations") or {})
+
+
+def backend_groups(route: Wire) -> set[str]:
+    """The API groups of the InferencePool backends of a route."""
+    return {
+        ref.get("group", "")
+        for rule in (route.get("spec") or {}).get("rules") or []
+        for ref in rule.get("backendRefs") or []
+        if ref.get("kind") == "InferencePool"
+    }
+
+
+def route_parent_conditions(route: Wire) -> dict[str, Wire]:
+    """The simulated controller's conditions on a route's (first) parent."""
+    for parent in (route.get("status") or {}).get("parents") or []:
+        if parent.get("controllerName") == world.CONTROLLER_NAME:
+            return {c["type"]: c for c in parent.get("conditions") or []}
+    return {}
+
+
+async def gateway_programmed(stack: Stack) -> Wire | None:
+    gateway = await stack.get(GATEWAY, world.INGRESS_GATEWAY, world.KSERVE_NAMESPACE)
+    return gateway if gateway is not None and is_true(conditions_of(gateway), "Programmed") else None

@@ -1,0 +1,158 @@
+"""API failures injected into the stand-in: transient ones (503, 429 with Retry-After, a 409 lost race) are
+retried by Temporal and the pass converges, and the retries show in the history; a 422 on the HTTPRoute
+write is permanent: reported in the status, never retried in a loop."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
+from tests.integration import world
+from tests.integration.harness import WORKER_AGENT, running_stack
+from tests.integration.history import ActivityRun, activity_runs
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+NAME = "opt"
+
+
+@dataclass(frozen=True)
+class Fault:
+    rule: dict[str, Any]
+    activity: str  # the activity that must have retried
+    min_delay: float = 0.0  # seconds between scheduling it and its last attempt starting
+
+
+TRANSIENT = {
+    "503-reading-the-service": Fault(
+        {"verb": "get", "resource": "llminferenceservices", "status": 503}, "check_preconditions"
+    ),
+    "503-creating-the-route": Fault(
+        {"verb": "create", "resource": "httproutes", "status": 503}, "reconcile_routes"
+    ),
+    "503-creating-a-pool": Fault(
+        {
+            "verb": "create",
+            "resource": "inferencepools",
+            "group": "inference.networking.k8s.io",
+            "status": 503,
+        },
+        "reconcile_scheduler",
+    ),
+    "503-writing-the-status": Fault(
+        {"verb": "update", "resource": "llminferenceservices", "subresource": "status", "status": 503},
+        "write_status",
+    ),
+    # Another writer updated the service between the status read and write: read again, write again.
+    "409-writing-the-status": Fault(
+        {"verb": "update", "resource": "llminferenceservices", "subresource": "status", "status": 409},
+        "write_status",
+    ),
+    # Retry-After (3 s) wins over the retry policy's first interval (1 s).
+    "429-with-retry-after": Fault(
+        {"verb": "create", "resource": "httproutes", "status": 429, "retry_after": 3},
+        "reconcile_routes",
+        min_delay=2.9,
+    ),
+}
+
+
+def retried(runs: list[ActivityRun], name: str) -> ActivityRun:
+    matching = [r for r in runs if r.name == name]
+    assert matching, f"{name} never ran"
+    return max(matching, key=lambda r: r.attempt)
+
+
+@pytest.mark.parametrize("fault", TRANSIENT.values(), ids=TRANSIENT.keys())
+async def test_transient_api_error_is_retried_and_the_pass_converges(temporal, fault):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        rule = stack.server.faults.inject(**fault.rule, times=1)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+        stack.server.faults.clear()
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        for type_, name in (
+            (HTTPROUTE, world.route_name(NAME)),
+            (POOL_V1, world.pool_name(NAME)),
+            (POOL_V1ALPHA2, world.pool_name(NAME)),
+            (SERVICE, world.epp_service_name(NAME)),
+        ):
+            assert await stack.get(type_, name) is not None, f"{type_.kind} {name} missing"
+        assert "RouterReady" in await stack.conditions(NAME)
+        run = retried(await activity_runs(handle), fault.activity)
+        assert run.attempt == 2, run
+        assert (run.started - run.scheduled).total_seconds() >= fault.min_delay, run
+
+
+async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        rule = stack.server.faults.inject(verb="create", resource="httproutes", status=409, times=1)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.outcome == "reconciled"
+        assert await stack.get(HTTPROUTE, world.route_name(NAME)) is not None
+        names = [r.name for r in await activity_runs(handle)]
+        # One pass: read, plan, write, lose the race on the route; read and plan again, write the rest.
+        assert names.count("check_preconditions") == 1
+        assert names.count("fetch_gateways") == 2
+        assert names.count("reconcile_routes") == 2
+        assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 2
+
+
+async def test_write_stored_before_its_response_was_lost_is_not_made_twice(temporal):
+    """The server stores the route, then answers 503: the retried create finds it (409 AlreadyExists) and
+    the pass starts again from fresh reads, which see the route as it should be."""
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        rule = stack.server.faults.inject(
+            verb="create", resource="httproutes", status=503, commit=True, times=1
+        )
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        names = [r.name for r in await activity_runs(handle)]
+        assert names.count("fetch_gateways") == 2
+        route_writes = stack.server.counter.records(resource="httproutes", user_agent=WORKER_AGENT)
+        assert [(r.verb, r.code) for r in route_writes if r.verb not in ("get", "list")] == [
+            ("create", 503),
+            ("create", 409),
+        ]
+        summary = await stack.reconcile_now(handle)
+        assert summary.writes == 0  # the stored route is the one the pass wanted
+
+
+async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        refusal = 'HTTPRoute.gateway.networking.k8s.io "opt-kserve-route" is invalid: spec.rules[0]: Too many'
+        stack.server.faults.inject(verb="create", resource="httproutes", status=422, message=refusal)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+        await asyncio.sleep(3)  # long enough for a retry loop to show; the re-check comes after 10 s
+
+        assert state.last is not None and state.last.outcome == "failed"
+        routes = (await stack.conditions(NAME))["HTTPRoutesReady"]
+        assert (routes["status"], routes["reason"]) == ("False", "HTTPRouteReconcileError")
+        route = f"{stack.namespace}/{world.route_name(NAME)}"
+        assert routes["message"] == (
+            f"Failed to reconcile HTTPRoute: failed to reconcile HTTPRoute {route}: "
+            f"failed to create v1.HTTPRoute {route}: {refusal}"
+        )
+        assert (await stack.conditions(NAME))["RouterReady"]["reason"] == "HTTPRouteReconcileError"
+        assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
+        runs = await activity_runs(handle)
+        assert [r.attempt for r in runs if r.name == "reconcile_routes"] == [1]
+        assert (await stack.state(handle)).pass_count == 1
+        assert await stack.get(POOL_V1, world.pool_name(NAME)) is not None  # the scheduler phase went through
