@@ -15,7 +15,9 @@ config — and :func:`affected_services` applies the rules:
 * a CRD of the Gateway API, Inference Extension or KServe groups, or a change of the ingress settings
   in ``inferenceservice-config`` -> every service.
 
-Signalling a service that turns out not to care costs one idle pass; missing one leaves it stale until
+A change of a service that only touches the status fields the router writes itself is not a trigger:
+it is the echo of a pass that already ran. Signalling a service that turns out not to care costs one
+idle pass; missing one leaves it stale until
 the resync, so every rule errs on the side of signalling.
 """
 
@@ -38,6 +40,7 @@ from router_core.config import (
 from router_core.gateway_api import ParentReference
 from router_core.llmisvc import LLMInferenceService
 from router_core.presets import apply_router_presets
+from router_core.status_merge import OWNED_CONDITIONS, OWNED_FIELDS
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire
 
 PART_OF_LABEL = "app.kubernetes.io/part-of"
@@ -96,6 +99,25 @@ class WatchedWorld:
         return sorted(self.services)
 
 
+def only_router_status_changed(before: Wire, after: Wire) -> bool:
+    """Nothing changed but fields of the status the router itself writes (its conditions, URL,
+    addresses, router status, observedGeneration); a change by anyone else still triggers a pass."""
+    return _without_router_status(before) == _without_router_status(after)
+
+
+def _without_router_status(svc: Wire) -> Wire:
+    meta = {
+        k: v for k, v in (svc.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")
+    }
+    status = {
+        k: v for k, v in (svc.get("status") or {}).items() if k not in OWNED_FIELDS and k != "conditions"
+    }
+    foreign = [
+        c for c in (svc.get("status") or {}).get("conditions") or [] if c.get("type") not in OWNED_CONDITIONS
+    ]
+    return {**svc, "metadata": meta, "status": {**status, "conditions": foreign}}
+
+
 def _put(index: dict[Key, Wire], key: Key, obj: Wire | None) -> None:
     if obj is None:
         index.pop(key, None)
@@ -124,6 +146,13 @@ def is_router_configmap(event: WatchEvent, env: Environment) -> bool:
 def affected_services(event: WatchEvent, world: WatchedWorld) -> list[Affected]:
     """The services ``event`` may change the routing of, each once, in a stable order."""
     if event.resource == kube.LLMISVC:
+        previous = world.services.get((event.namespace, event.name))
+        if (
+            event.type == MODIFIED
+            and previous is not None
+            and only_router_status_changed(previous, event.obj)
+        ):
+            return []  # the router's own status write: the pass that made it already saw this world
         return [Affected(event.namespace, event.name, event.describe())]
     if event.initial:
         return []  # the world as it was at start-up: every service's first pass reads it anyway

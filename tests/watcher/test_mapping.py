@@ -350,3 +350,45 @@ def test_a_deleted_service_is_forgotten() -> None:
     world = world_of(Case("", event(svc), [svc], []))
     world.apply(event(svc, DELETED))
     assert mapping.affected_services(event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED), world) == []
+
+
+def _with_status(svc: Wire, status: Wire, resource_version: str) -> Wire:
+    return {**svc, "metadata": {**svc["metadata"], "resourceVersion": resource_version}, "status": status}
+
+
+def test_the_routers_own_status_write_does_not_trigger_a_pass() -> None:
+    before = _with_status(llmisvc("a"), {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}, "1")
+    world = world_of(Case("status echo", event(before), [before], []))
+    router_fields = {
+        "url": "http://x/",
+        "observedGeneration": 1,
+        "conditions": [
+            {"type": "WorkloadsReady", "status": "True"},
+            {"type": "RouterReady", "status": "True"},
+        ],
+    }
+    assert mapping.affected_services(event(_with_status(before, router_fields, "2"), MODIFIED), world) == []
+
+
+def test_a_status_change_by_another_controller_still_triggers_a_pass() -> None:
+    before = _with_status(
+        llmisvc("a"), {"conditions": [{"type": "WorkloadsReady", "status": "Unknown"}]}, "1"
+    )
+    after = _with_status(before, {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}, "2")
+    assert [
+        a[:2]
+        for a in mapping.affected_services(
+            event(after, MODIFIED), world_of(Case("x", event(before), [before], []))
+        )
+    ] == [("ns", "a")]
+
+
+def test_a_spec_change_after_a_status_write_still_triggers_a_pass() -> None:
+    before = _with_status(llmisvc("a"), {}, "1")
+    after = {**_with_status(before, {}, "2"), "spec": {"router": {"route": {}}}}
+    assert [
+        a[:2]
+        for a in mapping.affected_services(
+            event(after, MODIFIED), world_of(Case("x", event(before), [before], []))
+        )
+    ] == [("ns", "a")]
