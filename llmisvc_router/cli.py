@@ -1,4 +1,8 @@
-"""``llmisvc-router``: the console script. Each subcommand lives in its own module and registers here."""
+"""``llmisvc-router``: the console script. Each subcommand lives in its own module and registers here.
+
+The subcommand modules import Temporal, the Kubernetes client and the rest; they are imported inside
+``main`` so that an interrupt during start-up ends quietly like one later on.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,15 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
-from watcher import cli as watch_command
-
 Handler = Callable[[argparse.Namespace], int]
+EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from apiserver_standin import cli as apiserver_command
+    from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
+    from watcher import cli as watch_command
+
     parser = argparse.ArgumentParser(
         prog="llmisvc-router",
         description="Run KServe's LLMInferenceService router reconciliation, durably, on Temporal.",
@@ -23,24 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
     watch_command.register(commands)
     search_attributes_command.register(commands)
     dev_command.register(commands)
-    _register_apiserver(commands)
+    apiserver_command.register(commands)
     return parser
 
 
-def _register_apiserver(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from apiserver_standin import cli as standin_cli
-
-    standin_cli.register(commands)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Handler = args.handler
     try:
+        args = build_parser().parse_args(argv)
+        handler: Handler = args.handler
         return handler(args)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         sys.stderr.close()
         return 1
