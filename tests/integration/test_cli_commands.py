@@ -1,0 +1,90 @@
+"""``llmisvc-router reconcile|stop|resume|status NS/NAME`` as a person runs them, in a subprocess against
+the dev server, with the worker of the test's stack carrying the passes out."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import pytest
+import yaml
+from temporalio.client import Client
+
+from router_core.kube import HTTPROUTE, LLMISVC
+from tests.integration import world
+from tests.integration.harness import Stack, annotations_of, running_stack, until
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+NAME = "opt"
+
+
+async def cli(temporal: Client, stack: Stack, *args: str) -> tuple[int, str, str]:
+    env = {**os.environ, "TEMPORAL_ADDRESS": temporal.service_client.config.target_host}
+    env["LLMISVC_ROUTER_TASK_QUEUE"] = stack.task_queue
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "llmisvc_router",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_reconcile_starts_the_workflow_runs_a_pass_and_prints_its_outcome(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        code, out, err = await cli(temporal, stack, "reconcile", f"{stack.namespace}/{NAME}")
+        assert code == 0, err  # the pass reconciled (the router is not Ready: no gateway programmed it)
+        summary = yaml.safe_load(out)
+        assert summary["outcome"] == "reconciled"
+        assert summary["conditions"]["HTTPRoutesReady"].startswith("False")
+        assert await stack.get(HTTPROUTE, world.route_name(NAME)) is not None
+
+        code, out, err = await cli(temporal, stack, "status", f"{stack.namespace}/{NAME}")
+        assert code == 0, err
+        state = yaml.safe_load(out)
+        assert state["pass_count"] >= 1 and state["last"]["outcome"] == "reconciled"
+
+
+async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflow(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        service = f"{stack.namespace}/{NAME}"
+        code, out, err = await cli(temporal, stack, "stop", service)
+        assert code == 0, err
+        assert out.strip() == f"stop requested for {service}; the next pass carries it out"
+
+        async def stopped() -> bool | None:
+            svc = await stack.get(LLMISVC, NAME)
+            annotated = svc is not None and annotations_of(svc).get("serving.kserve.io/stop") == "true"
+            return (annotated and await stack.get(HTTPROUTE, world.route_name(NAME)) is None) or None
+
+        await until(stopped, "the stop annotation set and the route gone")
+        code, _, err = await cli(temporal, stack, "resume", service)
+        assert code == 0, err
+
+        async def resumed() -> bool | None:
+            svc = await stack.get(LLMISVC, NAME)
+            clear = svc is not None and "serving.kserve.io/stop" not in annotations_of(svc)
+            return (clear and await stack.get(HTTPROUTE, world.route_name(NAME)) is not None) or None
+
+        await until(resumed, "the annotation removed and the route back")
+
+
+async def test_status_of_an_unknown_service_and_a_malformed_name_are_one_line_errors(temporal):
+    async with running_stack(temporal) as stack:
+        code, out, err = await cli(temporal, stack, "status", f"{stack.namespace}/nobody")
+        assert (code, out) == (1, "")
+        assert (
+            err.strip()
+            == f"llmisvc-router status: no workflow for {stack.namespace}/nobody (is the watcher running?)"
+        )
+        code, out, err = await cli(temporal, stack, "stop", "no-slash")
+        assert (code, out) == (2, "")
+        assert err.strip() == "llmisvc-router stop: no-slash: expected NAMESPACE/NAME"
