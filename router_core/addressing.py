@@ -110,25 +110,11 @@ def address_type(url: str, cluster_domain: str) -> str:
 
 def address_models(svc: LLMInferenceService, model_routing: bool) -> list[str]:
     """R-ADDR-3: publisher names only behind the model header; publisher and bare names on paths."""
-    names = [_model_name(svc), *_adapter_names(svc)]
+    names = [svc.model_name(), *svc.lora_adapter_names()]
     published = [naming.publisher_model(svc.namespace, name) for name in names]
     if model_routing:
         return published
     return [entry for pair in zip(published, names, strict=True) for entry in pair]
-
-
-def _model_name(svc: LLMInferenceService) -> str:
-    # Go dereferences the pointer: only an absent name falls back to the object's name.
-    model = svc.spec.model
-    return model.name if model is not None and model.name is not None else svc.name
-
-
-def _adapter_names(svc: LLMInferenceService) -> list[str]:
-    # Go skips adapters whose name pointer is nil; an empty name is still listed.
-    model = svc.spec.model
-    if model is None or model.lora is None:
-        return []
-    return [adapter.name for adapter in model.lora.adapters or [] if adapter.name is not None]
 
 
 # --- status.url (R-URL-*) -------------------------------------------------------------------------

@@ -238,13 +238,13 @@ class LLMInferenceService(KubeObject):
         return naming.child_name(self.name, naming.POOL_SUFFIX)
 
     def model_name(self) -> str:
-        """R-ADDR-3: spec.model.name, defaulted to the object's name."""
+        """R-ADDR-3: spec.model.name, defaulted to the object's name (Go: only when absent, not "")."""
         model = self.spec.model
-        return model.name if model is not None and model.name else self.name
+        return model.name if model is not None and model.name is not None else self.name
 
     def lora_adapter_names(self) -> list[str]:
-        """Names of the LoRA adapters, skipping adapters with no name."""
+        """Names of the LoRA adapters, skipping adapters with no name (Go: absent, not "")."""
         model = self.spec.model
         if model is None or model.lora is None:
             return []
-        return [a.name for a in model.lora.adapters or [] if a.name]
+        return [a.name for a in model.lora.adapters or [] if a.name is not None]
