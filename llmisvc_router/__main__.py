@@ -1,3 +1,3 @@
-from llmisvc_router.cli import main
+from llmisvc_router.cli import run
 
-raise SystemExit(main())
+run()

@@ -7,6 +7,8 @@ The subcommand modules import Temporal, the Kubernetes client and the rest; they
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -31,6 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
     dev_command.register(commands)
     apiserver_command.register(commands)
     return parser
+
+
+def run() -> None:
+    """The console script: :func:`main`, then exit without interpreter finalization.
+
+    The Temporal client's native runtime keeps threads that may call back into Python while the
+    interpreter finalizes, which aborts the process now and then after the command has finished
+    (``PyGILState_Release`` during finalization). The command's output is complete at that point, so
+    the streams are flushed and the process ends at once with the command's status."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be written
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
