@@ -2,7 +2,8 @@
 
 Objects travel as plain JSON dicts (the core's models validate them), so any resource, built-in or custom,
 goes through the same few calls. Every failure becomes an :class:`~activities.cluster_api.ApiError`
-carrying the HTTP status, the server's message and any ``Retry-After``.
+carrying the HTTP status, the server's message and any ``Retry-After``. Every request gets a span and a
+count (:mod:`activities.api_telemetry`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from activities.api_telemetry import DISCOVERY, ApiTelemetry
 from activities.cluster_api import ApiError, Wire
 from router_core.kube import ResourceType
 
@@ -51,14 +53,15 @@ def object_path(type_: ResourceType, namespace: str, name: str) -> str:
 class KubeClusterApi:
     """:class:`~activities.cluster_api.ClusterApi` over ``kubernetes.client.ApiClient``."""
 
-    def __init__(self, api_client: k8s.ApiClient) -> None:
+    def __init__(self, api_client: k8s.ApiClient, telemetry: ApiTelemetry | None = None) -> None:
         self.api_client = api_client
+        self.telemetry = telemetry or ApiTelemetry()
 
     def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
         if not name:
             return None  # no object has an empty name, and the path would name the whole collection
         try:
-            return self._call("GET", object_path(type_, namespace, name))
+            return self._call("GET", object_path(type_, namespace, name), type_, namespace)
         except ApiError as err:
             if err.status == 404:
                 return None  # absent, or the kind is not served: both read as "no such object"
@@ -68,7 +71,7 @@ class KubeClusterApi:
         selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
         query = [("labelSelector", selector)] if selector else []
         try:
-            result = self._call("GET", collection_path(type_, namespace), query=query)
+            result = self._call("GET", collection_path(type_, namespace), type_, namespace, query=query)
         except ApiError as err:
             if err.status == 404:
                 return []
@@ -81,7 +84,7 @@ class KubeClusterApi:
         for group_version in sorted({(t.group, t.version) for t in types}):
             path = f"/apis/{group_version[0]}/{group_version[1]}" if group_version[0] else "/api/v1"
             try:
-                resources = self._call("GET", path).get("resources") or []
+                resources = self._call("GET", path, None).get("resources") or []
             except ApiError as err:
                 if err.status == 404:
                     continue
@@ -92,23 +95,26 @@ class KubeClusterApi:
 
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         namespace = body.get("metadata", {}).get("namespace") or ""
-        return self._call("POST", collection_path(type_, namespace), body=body)
+        return self._call("POST", collection_path(type_, namespace), type_, namespace, body=body)
 
     def replace(self, type_: ResourceType, body: Wire) -> Wire:
         meta = body.get("metadata", {})
-        return self._call("PUT", object_path(type_, meta.get("namespace") or "", meta["name"]), body=body)
+        namespace = meta.get("namespace") or ""
+        return self._call("PUT", object_path(type_, namespace, meta["name"]), type_, namespace, body=body)
 
     def replace_status(self, type_: ResourceType, body: Wire) -> Wire:
         meta = body.get("metadata", {})
-        path = object_path(type_, meta.get("namespace") or "", meta["name"]) + "/status"
-        return self._call("PUT", path, body=body)
+        namespace = meta.get("namespace") or ""
+        path = object_path(type_, namespace, meta["name"]) + "/status"
+        return self._call("PUT", path, type_, namespace, subresource="status", body=body)
 
     def patch_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
-        return self._call("PATCH", object_path(type_, namespace, name), body=patch, content_type=MERGE_PATCH)
+        path = object_path(type_, namespace, name)
+        return self._call("PATCH", path, type_, namespace, body=patch, content_type=MERGE_PATCH)
 
     def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
         try:
-            self._call("DELETE", object_path(type_, namespace, name))
+            self._call("DELETE", object_path(type_, namespace, name), type_, namespace)
         except ApiError as err:
             if err.status != 404:
                 raise
@@ -117,7 +123,10 @@ class KubeClusterApi:
         self,
         method: str,
         path: str,
+        type_: ResourceType | None,  # None: a discovery request
+        namespace: str = "",
         *,
+        subresource: str = "",
         query: list[tuple[str, str]] | None = None,
         body: Wire | None = None,
         content_type: str = JSON,
@@ -131,17 +140,21 @@ class KubeClusterApi:
             body=body,
             auth_settings=["BearerToken"],
         )
-        try:
-            response = self.api_client.call_api(
-                method, url, headers, payload, post, _request_timeout=REQUEST_TIMEOUT
-            )
-            data: bytes = response.read()  # type: ignore[no-untyped-call]
-        except k8s.ApiException as err:  # raised by the client for TLS problems, with status 0
-            raise ApiError(err.status or 0, f"{method} {path}: {err.reason}") from err
-        except (urllib3.exceptions.HTTPError, OSError) as err:
-            raise ApiError(0, f"{method} {path}: {err}") from err
-        if not 200 <= response.status < 300:
-            raise _api_error(method, path, response.status, data, response.headers)
+        resource = DISCOVERY if type_ is None else "/".join(filter(None, (type_.plural, subresource)))
+        scope = namespace if type_ is not None and type_.namespaced else ""
+        with self.telemetry.request(method, resource, scope) as outcome:
+            try:
+                response = self.api_client.call_api(
+                    method, url, headers, payload, post, _request_timeout=REQUEST_TIMEOUT
+                )
+                data: bytes = response.read()  # type: ignore[no-untyped-call]
+            except k8s.ApiException as err:  # raised by the client for TLS problems, with status 0
+                raise ApiError(err.status or 0, f"{method} {path}: {err.reason}") from err
+            except (urllib3.exceptions.HTTPError, OSError) as err:
+                raise ApiError(0, f"{method} {path}: {err}") from err
+            outcome.status = response.status
+            if not 200 <= response.status < 300:
+                raise _api_error(method, path, response.status, data, response.headers)
         return json.loads(data) if data else {}
 
 

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -23,17 +24,20 @@ from pathlib import Path
 import yaml
 from kubernetes import client as k8s
 from temporalio.client import Client
+from temporalio.runtime import Runtime
 
+from activities.api_telemetry import ApiTelemetry
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
 from apiserver_standin.workload_controller import SimulatedWorkloadController
 from llmisvc_router.signals import stop_event
 from router_core.kube import ResourceType, key_of
+from worker import telemetry
 from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
-from worker.settings import OrchestratorSettings
+from worker.settings import OrchestratorSettings, SettingsError
 from workflows import search_attributes
 
 log = logging.getLogger("llmisvc-router.dev")
@@ -58,6 +62,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--apiserver-port", type=int, default=0, help="API stand-in port (default: any free)")
     parser.add_argument("--no-example", action="store_true", help="do not create the example service")
     parser.add_argument("--resync-seconds", type=int, default=600, help="resync period of each workflow")
+    parser.add_argument(
+        "--metrics-port", type=int, help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (default: off)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -65,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return asyncio.run(_main(args))
-    except DevStackError as err:
+    except (DevStackError, SettingsError, telemetry.TelemetryError) as err:
         print(f"llmisvc-router dev: {err}", file=sys.stderr)
         return 1
 
@@ -76,13 +83,18 @@ class DevStackError(Exception):
 
 async def _main(args: argparse.Namespace) -> int:
     stop = stop_event()
+    settings = OrchestratorSettings(
+        resync_seconds=args.resync_seconds,
+        metrics_port=args.metrics_port,
+        trace_exporters=OrchestratorSettings.from_env().trace_exporters,  # OTEL_TRACES_EXPORTER and friends
+    )
+    runtime = telemetry.start(settings, metrics_host="127.0.0.1")
     with _temporal_dev_server(args.temporal_port, args.ui_port) as address:
-        client = await _connect(address)
+        client = await _connect(address, runtime)
         with running_apiserver(crds="all", port=args.apiserver_port) as server:
             kubeconfig = write_kubeconfig(args.kubeconfig, server.url)
             _seed(server.client, with_example=not args.no_example)
             with running_gateway_controller(server), _workload_controller(server.url):
-                settings = OrchestratorSettings(resync_seconds=args.resync_seconds)
                 env = environment_from()
                 _announce(args, kubeconfig)
                 from watcher.runner import run_watcher
@@ -90,7 +102,7 @@ async def _main(args: argparse.Namespace) -> int:
                 api_client = server.api_client("llmisvc-router")
                 try:
                     await asyncio.gather(
-                        run_worker(client, KubeClusterApi(api_client), settings, env, stop),
+                        run_worker(client, _cluster_api(api_client, client), settings, env, stop),
                         run_watcher(api_client, client, settings, env, stop),
                     )
                 finally:
@@ -112,7 +124,9 @@ def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
     command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch", "--log-level", "warn"]
     for key in search_attributes.ALL:  # so the UI can filter services by namespace, readiness, outcome
         command += ["--search-attribute", f"{key.name}=Keyword"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # The OTEL_* variables configure our tracing; the server reads them too and refuses some (console).
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     try:
         yield f"127.0.0.1:{port}"
     finally:
@@ -145,14 +159,21 @@ def _port_free(port: int) -> bool:
     return True
 
 
-async def _connect(address: str, attempts: int = 100) -> Client:
+async def _connect(address: str, runtime: Runtime | None, attempts: int = 100) -> Client:
     """The dev server takes a few seconds to accept connections."""
     for _ in range(attempts):
         try:
-            return await Client.connect(address, data_converter=DATA_CONVERTER)
+            return await Client.connect(
+                address, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
+            )
         except RuntimeError:
             await asyncio.sleep(0.2)
     raise DevStackError(f"the Temporal dev server did not start listening on {address}")
+
+
+def _cluster_api(api_client: k8s.ApiClient, client: Client) -> KubeClusterApi:
+    """The activities' API client, counting its requests on the metrics endpoint of ``client``."""
+    return KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))
 
 
 NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
@@ -176,6 +197,7 @@ def _announce(args: argparse.Namespace, kubeconfig: Path) -> None:
         f"  kubeconfig:       {kubeconfig}",
         f"  try:              kubectl --kubeconfig {kubeconfig} get llminferenceservices -A",
         f"                    kubectl --kubeconfig {kubeconfig} get httproutes -A",
+        *([f"  metrics:          http://127.0.0.1:{args.metrics_port}/metrics"] if args.metrics_port else []),
         "  stop:             Ctrl-C",
         "",
     ]

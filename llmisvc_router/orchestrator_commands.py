@@ -14,10 +14,13 @@ from typing import Any
 import yaml
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.api_telemetry import ApiTelemetry
 from activities.kube_api import KubeClusterApi, load_api_client
 from llmisvc_router.signals import stop_event
+from worker import telemetry
 from worker.environment import environment_from
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
@@ -85,22 +88,27 @@ def _run(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]]
         return err.code if isinstance(err, CommandError) else EXIT_USAGE
 
 
-async def _connect() -> Client:
+async def _connect(runtime: Runtime | None = None) -> Client:
     try:
-        return await connect_temporal()
+        return await connect_temporal(runtime=runtime)
     except (RuntimeError, OSError, ValueError) as err:
         raise CommandError(f"cannot connect to Temporal: {err}") from err
 
 
 async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
-    client = await _connect()
+    try:
+        runtime = telemetry.start(settings)
+    except telemetry.TelemetryError as err:
+        raise CommandError(str(err)) from err
+    client = await _connect(runtime)
     try:
         api_client = load_api_client(settings.kubeconfig, settings.kube_context)
     except Exception as err:  # the kubernetes config loaders raise a variety of types
         raise CommandError(f"cannot load the Kubernetes configuration: {err}") from err
     env = environment_from()
     stop = stop_event()
-    tasks = [run_worker(client, KubeClusterApi(api_client), settings, env, stop)]
+    api = KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))
+    tasks = [run_worker(client, api, settings, env, stop)]
     if watch:
         from watcher.runner import run_watcher
 

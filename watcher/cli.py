@@ -17,6 +17,7 @@ from activities.kube_api import load_api_client
 from router_core.config import Environment
 from watcher.kube_watch import ApiClient, KubernetesUnreachable, check_reachable
 from watcher.runner import run_watcher
+from worker import telemetry
 from worker.environment import environment_from
 from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
 
@@ -34,7 +35,9 @@ the workflows they affect. Several watchers may run at once: signals are idempot
 
 Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_RESYNC_SECONDS, LLMISVC_ROUTER_NAMESPACES
 (comma-separated; empty = all), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT, POD_NAMESPACE (the KServe
-namespace), and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*.
+namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), OpenTelemetry's OTEL_TRACES_EXPORTER,
+OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+TEMPORAL_API_KEY, TEMPORAL_TLS_*.
 """
 
 
@@ -98,7 +101,11 @@ async def _watch(
     except KubernetesUnreachable as err:
         return _fail(str(err), EXIT_UNREACHABLE)
     try:
-        temporal = await connect_temporal(env)
+        runtime = telemetry.start(settings)
+    except telemetry.TelemetryError as err:
+        return _fail(str(err), EXIT_UNREACHABLE)
+    try:
+        temporal = await connect_temporal(env, runtime)
     except Exception as err:  # the SDK reports connection problems as RuntimeError and friends
         return _fail(f"cannot connect to Temporal: {_first_line(err)}", EXIT_UNREACHABLE)
     stop = asyncio.Event()

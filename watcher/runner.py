@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 from temporalio.client import Client
+from temporalio.common import MetricMeter
 
 from router_core import kube
 from router_core.config import CONFIGMAP_NAME, Environment
@@ -23,7 +24,9 @@ from watcher import mapping
 from watcher.coalescing import SignalCoalescer
 from watcher.kube_watch import ApiClient, ResourceWatch
 from watcher.model import DELETED, Tuning, WatchEvent, WatchTarget
+from watcher.service_gauge import ServiceGauge
 from watcher.signaller import Signaller, TemporalSignaller
+from worker import telemetry
 from worker.settings import OrchestratorSettings
 from worker.starting import WorkflowStarter
 
@@ -41,10 +44,12 @@ async def run_watcher(
     stop: asyncio.Event,
     tuning: Tuning | None = None,
 ) -> None:
-    """Watch the cluster and signal the workflows on ``settings.task_queue`` until ``stop`` is set."""
+    """Watch the cluster and signal the workflows on ``settings.task_queue`` until ``stop`` is set; the
+    services gauge goes to the metrics endpoint of the client's runtime."""
     starter = await WorkflowStarter.create(temporal_client, settings.task_queue, settings.resync_seconds)
     signaller = TemporalSignaller(starter)
-    await watch_and_signal(api_client, signaller, settings.namespaces, env, stop, tuning or Tuning())
+    meter = telemetry.metric_meter(temporal_client)
+    await watch_and_signal(api_client, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter)
 
 
 def watch_targets(namespaces: Sequence[str], env: Environment) -> tuple[list[WatchTarget], list[WatchTarget]]:
@@ -74,6 +79,7 @@ async def watch_and_signal(
     env: Environment,
     stop: asyncio.Event,
     tuning: Tuning,
+    meter: MetricMeter = MetricMeter.noop,
 ) -> None:
     """The watcher with any :class:`Signaller` (tests record the signals instead of sending them)."""
     loop = asyncio.get_running_loop()
@@ -87,7 +93,7 @@ async def watch_and_signal(
     world = mapping.WatchedWorld.empty(env)
     dependents, services = watch_targets(namespaces, env)
     watches = [ResourceWatch(api_client, target, emit, tuning).start() for target in dependents]
-    consumer = asyncio.create_task(_consume(queue, world, coalescer, watches))
+    consumer = asyncio.create_task(_consume(queue, world, coalescer, watches, ServiceGauge(meter)))
     try:
         await _wait_synced(watches, tuning.sync_timeout, stop)
         if not stop.is_set():
@@ -106,11 +112,13 @@ async def _consume(
     world: mapping.WatchedWorld,
     coalescer: SignalCoalescer,
     watches: list[ResourceWatch],
+    gauge: ServiceGauge,
 ) -> None:
     while True:
         event = await queue.get()
         try:
             handle_event(event, world, coalescer, watches)
+            gauge.observe(event, world)
         except Exception:  # one odd object must not stop the watcher
             log.exception("could not handle %s", event.describe())
 

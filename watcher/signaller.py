@@ -6,18 +6,28 @@ signalled ``reconcile`` either way. Anything else gets a plain ``reconcile`` sig
 that does not exist (never started, or already finished because its service is gone) is no error.
 Signals only ask for a pass that re-reads the world, so sending one twice, or from two watcher
 replicas, is harmless: no leader election is needed.
+
+Each signal starts a trace (span ``signal reconcile``): the client's OpenTelemetry plugin carries its
+context in the signal's headers, and the pass the signal causes continues it.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
 from temporalio.service import RPCError, RPCStatusCode
 
 from watcher.model import ServiceSignal
 from worker.starting import WorkflowStarter
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
+
+SIGNAL_SPAN = "signal reconcile"
+_tracer = trace.get_tracer(__name__)  # follows the global provider, even one installed later
 
 
 class Signaller(Protocol):
@@ -32,10 +42,20 @@ class TemporalSignaller:
         self._client = starter.client
 
     async def send(self, signal: ServiceSignal) -> None:
-        if signal.start:
-            await self._start(signal)
-        else:
-            await self._signal(signal)
+        attributes: dict[str, AttributeValue] = {
+            "llmisvc.namespace": signal.namespace,
+            "llmisvc.name": signal.name,
+            "llmisvc.reason": signal.reason,
+            "llmisvc.start": signal.start,
+        }
+        # A fresh context: one trace per signal, whatever the caller had current.
+        with _tracer.start_as_current_span(
+            SIGNAL_SPAN, context=Context(), kind=SpanKind.PRODUCER, attributes=attributes
+        ):
+            if signal.start:
+                await self._start(signal)
+            else:
+                await self._signal(signal)
 
     async def _start(self, signal: ServiceSignal) -> None:
         args = [ReconcileSignal(reason=signal.reason)]

@@ -17,7 +17,16 @@ from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 WORKFLOWS: Sequence[type] = (LLMInferenceServiceWorkflow,)
 #: Deterministic, side-effect-free modules loaded once outside the sandbox instead of per workflow run.
-PASSTHROUGH_MODULES = ("pydantic", "pydantic_core", "annotated_types", "router_core", "activities")
+#: ``opentelemetry`` too, with or without the tracing plugin: its global tracer provider must be the
+#: process's, not a fresh copy per run (the pass span of ``workflows.pass_telemetry`` looks it up).
+PASSTHROUGH_MODULES = (
+    "pydantic",
+    "pydantic_core",
+    "annotated_types",
+    "router_core",
+    "activities",
+    "opentelemetry",
+)
 DATA_CONVERTER = pydantic_data_converter
 
 

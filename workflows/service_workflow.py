@@ -31,7 +31,7 @@ from activities.models import (
 )
 from activities.router_activities import RouterActivities
 from router_core.phases import Phase
-from workflows import search_attributes, summaries
+from workflows import pass_telemetry, search_attributes, summaries
 from workflows.models import (
     WORKFLOW_NAME,
     PassSummary,
@@ -73,6 +73,7 @@ class LLMInferenceServiceWorkflow:
         self._state = request.state or WorkflowState(pending_reasons=["started"])
         # Only one pass at a time: the main loop and the reconcile_now update both run passes.
         self._lock = asyncio.Lock()
+        self._telemetry = pass_telemetry.PassTelemetry(self._key)
 
     @workflow.run
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
@@ -89,16 +90,19 @@ class LLMInferenceServiceWorkflow:
     @workflow.signal
     def reconcile(self, signal: ReconcileSignal) -> None:
         self._state.pending_reasons.append(signal.reason)
+        self._telemetry.note_trigger()
 
     @workflow.signal
     def stop(self) -> None:
         self._state.desired_stop = True
         self._state.pending_reasons.append("stop requested")
+        self._telemetry.note_trigger()
 
     @workflow.signal
     def resume(self) -> None:
         self._state.desired_stop = False
         self._state.pending_reasons.append("resume requested")
+        self._telemetry.note_trigger()
 
     @workflow.query
     def state(self) -> WorkflowState:
@@ -107,6 +111,7 @@ class LLMInferenceServiceWorkflow:
     @workflow.update
     async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
         self._state.pending_reasons.append(signal.reason)
+        self._telemetry.note_trigger()
         return await self._reconcile()
 
     @reconcile_now.validator
@@ -133,14 +138,16 @@ class LLMInferenceServiceWorkflow:
     async def _reconcile(self) -> PassSummary:
         async with self._lock:
             reasons, self._state.pending_reasons = self._state.pending_reasons, []
-            try:
-                summary = await self._run_pass(reasons)
-                self._state.last_error = None
-            except (ActivityError, ApplicationError) as err:
-                # An ApplicationError here is the pass giving up on conflicting writes: like a failed
-                # activity it ends this pass and is re-checked later, instead of failing the workflow.
-                summary = summaries.failed_pass(err, workflow.now())
-                self._state.last_error = summary.message
+            with self._telemetry.observe(reasons) as observed:
+                try:
+                    summary = await self._run_pass(reasons)
+                    self._state.last_error = None
+                except (ActivityError, ApplicationError) as err:
+                    # An ApplicationError here is the pass giving up on conflicting writes: like a failed
+                    # activity it ends this pass and is re-checked later, instead of failing the workflow.
+                    summary = summaries.failed_pass(err, workflow.now())
+                    self._state.last_error = summary.message
+                observed.finished(summary)
             self._state.pass_count += 1
             self._state.last = summary
             reconciled = summary.outcome in ("reconciled", "gone")
@@ -180,6 +187,7 @@ class LLMInferenceServiceWorkflow:
         if not report.exists:
             self._state.gone = True
             return PassSummary(outcome="gone", finished_at=workflow.now())
+        pass_telemetry.note_generation(report.generation)
         if self._state.uid is not None and report.uid != self._state.uid:
             workflow.logger.info("%s was deleted and created again (uid %s)", self._key, report.uid)
         self._state.uid = report.uid

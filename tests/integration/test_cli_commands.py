@@ -65,7 +65,7 @@ async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflo
             annotated = svc is not None and annotations_of(svc).get("serving.kserve.io/stop") == "true"
             return (annotated and await stack.get(HTTPROUTE, world.route_name(NAME)) is None) or None
 
-        await until(stopped, "the stop annotation set and the route gone")
+        await until(stopped, "the stop annotation set and the route gone", timeout=90)
         code, _, err = await cli(temporal, stack, "resume", service)
         assert code == 0, err
 
@@ -74,7 +74,7 @@ async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflo
             clear = svc is not None and "serving.kserve.io/stop" not in annotations_of(svc)
             return (clear and await stack.get(HTTPROUTE, world.route_name(NAME)) is not None) or None
 
-        await until(resumed, "the annotation removed and the route back")
+        await until(resumed, "the annotation removed and the route back", timeout=90)
 
 
 async def test_status_of_an_unknown_service_and_a_malformed_name_are_one_line_errors(temporal):

@@ -1,0 +1,28 @@
+"""Fixtures of the observability tests: one Temporal dev server for the module's tests (the ``temporal``
+binary from the venv, nothing downloaded), with the workflows' search attributes registered."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+from temporalio.testing import WorkflowEnvironment
+
+from tests.workflows.harness import DEV_SERVER
+from worker.factory import DATA_CONVERTER
+from workflows import search_attributes
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def temporal_address() -> AsyncIterator[str]:
+    """``host:port`` of the dev server; each test connects its own client as the processes do."""
+    env = await WorkflowEnvironment.start_local(
+        data_converter=DATA_CONVERTER,
+        dev_server_existing_path=str(DEV_SERVER),
+        search_attributes=search_attributes.ALL,
+        dev_server_log_level="error",
+    )
+    try:
+        yield env.client.service_client.config.target_host
+    finally:
+        await env.shutdown()

@@ -1,0 +1,122 @@
+"""The orchestrator as its processes run it, for the observability tests: a fresh API stand-in holding one
+LLMInferenceService (KServe's namespace, the ingress Gateway, a namespace of the test's own), the
+production worker (``run_worker``) whose ``KubeClusterApi`` counts its requests on the client's metrics
+endpoint and, when asked, the production watcher (``run_watcher``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError
+
+from activities.api_telemetry import ApiTelemetry
+from activities.cluster_api import Wire
+from activities.kube_api import KubeClusterApi
+from apiserver_standin.server import StandinApiServer
+from apiserver_standin.testing import running_apiserver
+from router_core.kube import LLMISVC
+from tests.integration import world
+from watcher.model import Tuning
+from watcher.runner import run_watcher
+from worker import telemetry
+from worker.process import run_worker
+from worker.settings import OrchestratorSettings
+from workflows.models import WorkflowState, workflow_id
+from workflows.service_workflow import LLMInferenceServiceWorkflow
+
+T = TypeVar("T")
+WAIT = 20.0  # seconds a helper waits for the stack to get somewhere
+SERVICE = "opt"
+
+
+@dataclass
+class Orchestrator:
+    client: Client
+    server: StandinApiServer
+    kube: KubeClusterApi  # the test's own client
+    settings: OrchestratorSettings
+    namespace: str
+    name: str = SERVICE
+
+    async def state(self) -> WorkflowState:
+        handle = self.client.get_workflow_handle(workflow_id(self.namespace, self.name))
+        result: WorkflowState = await handle.query(LLMInferenceServiceWorkflow.state)
+        return result
+
+    async def passes(self, count: int) -> WorkflowState:
+        """Wait until ``count`` passes have finished and no trigger is pending."""
+
+        async def probe() -> WorkflowState | None:
+            try:
+                state = await self.state()
+            except RPCError:  # not started yet
+                return None
+            return state if state.pass_count >= count and not state.pending_reasons else None
+
+        return await until(probe, f"{count} passes of {self.namespace}/{self.name}")
+
+    def service(self) -> Wire:
+        found = self.kube.get(LLMISVC, self.namespace, self.name)
+        assert found is not None
+        return found
+
+
+@asynccontextmanager
+async def running_orchestrator(client: Client, *, watcher: bool = False) -> AsyncIterator[Orchestrator]:
+    """The stand-in with one service and the worker (and the watcher) on a task queue of their own."""
+    suffix = uuid.uuid4().hex[:8]
+    namespace = f"obs-{suffix}"
+    settings = OrchestratorSettings(task_queue=f"observability-{suffix}", namespaces=[namespace])
+    with running_apiserver(crds="all", bookmark_interval=0.5) as server:
+        kube = KubeClusterApi(server.client)
+        for type_, body in world.namespaces(namespace) + world.ingress():
+            kube.create(type_, body)
+        kube.create(LLMISVC, world.service(SERVICE, namespace))
+        async with AsyncExitStack() as stack:
+            worker_client = server.api_client("llmisvc-router/worker")
+            stack.callback(worker_client.close)
+            api = KubeClusterApi(worker_client, ApiTelemetry(telemetry.metric_meter(client)))
+            stop = asyncio.Event()
+            tasks = [asyncio.create_task(run_worker(client, api, settings, world.ENV, stop))]
+            if watcher:
+                watcher_client = server.api_client("llmisvc-router/watcher")
+                stack.callback(watcher_client.close)
+                tuning = Tuning(debounce_seconds=0.05)
+                tasks.append(
+                    asyncio.create_task(
+                        run_watcher(watcher_client, client, settings, world.ENV, stop, tuning)
+                    )
+                )
+            orchestrator = Orchestrator(client, server, kube, settings, namespace)
+            stack.push_async_callback(_stop, stop, tasks, orchestrator)
+            yield orchestrator
+
+
+async def _stop(stop: asyncio.Event, tasks: list[asyncio.Task[None]], orchestrator: Orchestrator) -> None:
+    handle = orchestrator.client.get_workflow_handle(workflow_id(orchestrator.namespace, orchestrator.name))
+    try:
+        if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await handle.terminate("test finished")
+    except RPCError:  # never started
+        pass
+    stop.set()
+    await asyncio.wait_for(asyncio.gather(*tasks), 20)
+
+
+async def until(probe: Callable[[], Awaitable[T | None]], what: str, timeout: float = WAIT) -> T:
+    """Poll ``probe`` until it returns something other than None; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = await probe()
+        if found is not None:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(0.1)

@@ -1,0 +1,187 @@
+"""Tracing: a pass is one trace, from the watcher's signal through the pass and its activities down to the
+Kubernetes API calls, with the service's namespace, name, generation and the outcome on the pass span.
+
+The production pieces run as the processes run them: ``telemetry.install_tracer_provider`` (here with an
+in-memory exporter instead of OTLP), ``connect_temporal`` (which adds the OpenTelemetry plugin),
+``run_worker`` over ``KubeClusterApi`` and the API stand-in, and the watcher's ``TemporalSignaller``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from tests.observability.harness import Orchestrator, running_orchestrator
+from watcher.model import ServiceSignal
+from watcher.signaller import SIGNAL_SPAN, TemporalSignaller
+from worker import telemetry
+from worker.settings import connect_temporal
+from worker.starting import WorkflowStarter
+from workflows.pass_telemetry import PASS_SPAN
+
+#: The activities of a first pass, in order (``reconcile_scheduler`` creates the pool and the EPP Service).
+FIRST_PASS = [
+    "check_preconditions",
+    "fetch_gateways",
+    "plan_pass",
+    "reconcile_scheduler",
+    "reconcile_routes",
+    "write_status",
+]
+
+
+@pytest.fixture(scope="module")
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Every span the process ends, kept in memory (OpenTelemetry allows one global provider per process:
+    later tests' spans still reach it, so each test picks its own by service)."""
+    exporter = InMemorySpanExporter()
+    telemetry.install_tracer_provider(SimpleSpanProcessor(exporter))
+    yield exporter
+    exporter.shutdown()  # stop collecting for the rest of the session
+
+
+@asynccontextmanager
+async def traced_orchestrator(temporal_address: str) -> AsyncIterator[Orchestrator]:
+    """The worker on a client made as the processes make theirs: with tracing on, it has the plugin."""
+    client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address})
+    assert "OpenTelemetryPlugin" in [plugin.name() for plugin in client.config()["plugins"]]
+    async with running_orchestrator(client) as orchestrator:
+        yield orchestrator
+
+
+async def test_a_pass_is_one_trace_from_the_watchers_signal_to_the_kubernetes_calls(
+    temporal_address: str, spans: InMemorySpanExporter
+) -> None:
+    async with traced_orchestrator(temporal_address) as orchestrator:
+        await _signal(orchestrator, start=True)
+        await orchestrator.passes(1)
+
+    tree = SpanTree(spans.get_finished_spans())
+    signal = tree.one(SIGNAL_SPAN, orchestrator)
+    the_pass = tree.one(PASS_SPAN, orchestrator)
+    assert signal.kind == SpanKind.PRODUCER
+    assert tree.path_to(the_pass) == [SIGNAL_SPAN, PASS_SPAN]
+    expected = {
+        "llmisvc.namespace": orchestrator.namespace,
+        "llmisvc.name": orchestrator.name,
+        "llmisvc.generation": 1,
+        "llmisvc.outcome": "reconciled",
+    }
+    assert {key: _attributes(the_pass).get(key) for key in expected} == expected
+    assert the_pass.status.status_code != StatusCode.ERROR
+
+    activities = tree.children(the_pass)
+    assert _names(activities) == [f"RunActivity:{name}" for name in FIRST_PASS]
+    runs = dict(zip(FIRST_PASS, activities, strict=True))
+
+    calls = {name: tree.children(run) for name, run in runs.items()}
+    assert all(call.kind == SpanKind.CLIENT for spans in calls.values() for call in spans)
+    assert calls["plan_pass"] == []  # the pure core decides: no API calls
+    assert [call.name for call in calls["check_preconditions"]][:2] == [
+        "GET llminferenceservices",
+        "GET discovery",
+    ]
+    assert _attributes(calls["check_preconditions"][0]) == {
+        "http.request.method": "GET",
+        "k8s.resource": "llminferenceservices",
+        "k8s.namespace.name": orchestrator.namespace,
+        "http.response.status_code": 200,
+    }
+    assert "GET gateways" in _names(calls["fetch_gateways"])
+    absent = [
+        call for call in calls["fetch_gateways"] if _attributes(call)["http.response.status_code"] == 404
+    ]
+    assert absent, "the first pass looks for objects it has not made yet"
+    assert all(call.status.status_code == StatusCode.UNSET for call in absent)  # an answer, not a failure
+    assert "POST inferencepools" in _names(calls["reconcile_scheduler"])
+    route = next(call for call in calls["reconcile_routes"] if call.name == "POST httproutes")
+    assert _attributes(route)["http.response.status_code"] == 201
+    assert _names(calls["write_status"]) == ["GET llminferenceservices", "PUT llminferenceservices/status"]
+
+
+async def test_each_pass_is_a_trace_of_its_own_continuing_the_signal_that_asked_for_it(
+    temporal_address: str, spans: InMemorySpanExporter
+) -> None:
+    async with traced_orchestrator(temporal_address) as orchestrator:
+        await _signal(orchestrator, start=True)
+        await orchestrator.passes(1)
+        await _signal(orchestrator, start=False)
+        await orchestrator.passes(2)
+
+    tree = SpanTree(spans.get_finished_spans())
+    signals = tree.all(SIGNAL_SPAN, orchestrator)
+    passes = tree.all(PASS_SPAN, orchestrator)
+    assert len(signals) == len(passes) == 2
+    assert [_trace(p) for p in passes] == [_trace(s) for s in signals]
+    assert _trace(passes[0]) != _trace(passes[1])
+    assert tree.path_to(passes[1]) == [SIGNAL_SPAN, PASS_SPAN]
+    assert _attributes(passes[1])["llmisvc.outcome"] == "reconciled"
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+
+async def _signal(orchestrator: Orchestrator, start: bool) -> None:
+    """What the watcher does when it sees the service (``start``) or something it uses change."""
+    settings = orchestrator.settings
+    starter = await WorkflowStarter.create(orchestrator.client, settings.task_queue, settings.resync_seconds)
+    namespace, name = orchestrator.namespace, orchestrator.name
+    reason = f"LLMInferenceService {namespace}/{name} {'found' if start else 'used'}"
+    await TemporalSignaller(starter).send(ServiceSignal(namespace, name, reason, start))
+
+
+class SpanTree:
+    """The finished spans, navigable by parent (children in the order they started)."""
+
+    def __init__(self, spans: Sequence[ReadableSpan]) -> None:
+        self.spans = sorted(spans, key=lambda span: span.start_time or 0)
+        self._by_id = {span.context.span_id: span for span in self.spans if span.context is not None}
+
+    def all(self, name: str, orchestrator: Orchestrator) -> list[ReadableSpan]:
+        """The spans called ``name`` about the orchestrator's service."""
+        return [
+            span
+            for span in self.spans
+            if span.name == name
+            and _attributes(span).get("llmisvc.namespace") == orchestrator.namespace
+            and _attributes(span).get("llmisvc.name") == orchestrator.name
+        ]
+
+    def one(self, name: str, orchestrator: Orchestrator) -> ReadableSpan:
+        found = self.all(name, orchestrator)
+        assert len(found) == 1, f"{len(found)} spans {name!r}"
+        return found[0]
+
+    def children(self, parent: ReadableSpan) -> list[ReadableSpan]:
+        assert parent.context is not None
+        return [span for span in self.spans if span.parent and span.parent.span_id == parent.context.span_id]
+
+    def path_to(self, span: ReadableSpan) -> list[str]:
+        """The names from the trace's root down to ``span`` (every ancestor must have been exported)."""
+        path = [span.name]
+        while span.parent is not None:
+            parent = self._by_id.get(span.parent.span_id)
+            assert parent is not None, f"the parent of {span.name!r} was not exported"
+            path.insert(0, parent.name)
+            span = parent
+        return path
+
+
+def _attributes(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def _names(spans: list[ReadableSpan]) -> list[str]:
+    return [span.name for span in spans]
+
+
+def _trace(span: ReadableSpan) -> int:
+    assert span.context is not None
+    return int(span.context.trace_id)

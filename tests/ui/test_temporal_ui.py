@@ -1,0 +1,162 @@
+"""The Temporal Web UI shows what a service's workflow publishes: a person finds the workflow by its
+search attributes and reads the static summary and the Markdown current details.
+
+A dev server with the UI and the four search attributes registered, the production worker
+(``build_worker`` with the real activities over the in-memory cluster of the workflow tests) and a start
+through ``WorkflowStarter``, as the watcher does it; then headless Chromium (Debian's ``chromium``,
+driven by Playwright) goes through the pages. Screenshots of the list and of the workflow page are saved
+under ``test-artifacts/``. A machine without Chromium fails this test: CI installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import urllib.parse
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest_asyncio
+from playwright.async_api import Page, async_playwright, expect
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from activities.router_activities import RouterActivities
+from tests.workflows import world
+from tests.workflows.fake_cluster import FakeCluster
+from tests.workflows.harness import DEV_SERVER
+from worker.factory import DATA_CONVERTER, build_worker
+from worker.starting import WorkflowStarter
+from workflows import search_attributes
+from workflows.models import ReconcileSignal, workflow_id
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+TASK_QUEUE = "temporal-ui-test"
+UI_WAIT_MS = 20_000  # the SPA fetches from the server after each navigation
+VISIBLE_WAIT = 20.0  # seconds for the first pass to reach the list queries (visibility is eventual)
+#: What the first pass over the world of the workflow tests writes (see ``tests/workflows/world.py``).
+SERVICE_URL = f"http://203.0.113.10/{world.NAMESPACE}/{world.NAME}"
+#: The query a person would type: this service's workflow, found by the search attributes it keeps.
+QUERY = " AND ".join(
+    f'{key.name} = "{value}"'
+    for key, value in (
+        (search_attributes.NAMESPACE, world.NAMESPACE),
+        (search_attributes.NAME, world.NAME),
+        (search_attributes.OUTCOME, "reconciled"),
+    )
+)
+
+
+@dataclass(frozen=True)
+class UiServer:
+    client: Client
+    url: str  # of the Web UI
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def ui_server() -> AsyncIterator[UiServer]:
+    port = _free_port()
+    env = await WorkflowEnvironment.start_local(
+        data_converter=DATA_CONVERTER,
+        dev_server_existing_path=str(DEV_SERVER),
+        ui=True,
+        ui_port=port,
+        search_attributes=list(search_attributes.ALL),
+        dev_server_extra_args=["--ui-disable-news-fetch"],
+    )
+    try:
+        yield UiServer(env.client, f"http://127.0.0.1:{port}")
+    finally:
+        await env.shutdown()
+
+
+async def test_a_services_workflow_is_found_by_search_attribute_and_shows_summary_and_details(
+    ui_server: UiServer,
+) -> None:
+    assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (Debian's package)"
+    client = ui_server.client
+    with ThreadPoolExecutor(max_workers=4) as executor:
+        activities = RouterActivities(FakeCluster(world.minimal_world()), world.ENV)
+        async with build_worker(client, TASK_QUEUE, activities, executor, max_concurrent_activities=4):
+            starter = await WorkflowStarter.create(client, TASK_QUEUE, resync_seconds=600)
+            assert starter.with_search_attributes, "the dev server should have the search attributes"
+            await starter.signal_with_start(
+                world.NAMESPACE, world.NAME, "reconcile", [ReconcileSignal(reason="Temporal UI test")]
+            )
+            await _until_listed(client, QUERY)
+            async with async_playwright() as playwright:
+                browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+                try:
+                    page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+                    try:
+                        await _find_in_list(page, ui_server.url)
+                        await _read_user_metadata(page)
+                    except AssertionError:
+                        await _screenshot(page, "temporal-ui-failure.png")  # what the page showed instead
+                        raise
+                finally:
+                    await browser.close()
+
+
+async def _find_in_list(page: Page, ui_url: str) -> None:
+    """The workflow list filtered by the search attributes shows the service's workflow."""
+    query = urllib.parse.quote(QUERY, safe="")
+    await page.goto(f"{ui_url}/namespaces/default/workflows?query={query}")
+    link = page.get_by_role("link", name=workflow_id(world.NAMESPACE, world.NAME), exact=True)
+    await expect(link).to_be_visible(timeout=UI_WAIT_MS)
+    await expect(page.get_by_role("link", name="LLMInferenceServiceWorkflow")).to_have_count(1)
+    await _screenshot(page, "temporal-ui-list.png")
+    await link.click()
+    await page.wait_for_url("**/timeline", timeout=UI_WAIT_MS)
+
+
+async def _read_user_metadata(page: Page) -> None:
+    """The static summary and the current details render; the details as Markdown (a table, a link)."""
+    await page.get_by_role("tab", name="User Metadata").click()
+    summary = page.frame_locator("#user-metadata-summary")
+    await expect(summary.get_by_text(f"LLMInferenceService {world.NAMESPACE}/{world.NAME}")).to_be_visible(
+        timeout=UI_WAIT_MS
+    )
+    details = page.frame_locator("#user-metadata-current-details")
+    await expect(details.locator("h3")).to_have_text(
+        f"LLMInferenceService {world.NAMESPACE}/{world.NAME}", timeout=UI_WAIT_MS
+    )
+    await expect(details.locator("strong").first).to_have_text("Last pass:")
+    await expect(details.get_by_text("reconciled at")).to_be_visible()
+    await expect(details.get_by_role("link", name=SERVICE_URL)).to_have_attribute("href", SERVICE_URL)
+    table = details.locator("table")
+    await expect(table.locator("th")).to_have_text(["condition", "status"])
+    router_ready = table.locator("tr", has=page.locator("td", has_text="RouterReady"))
+    await expect(router_ready.locator("td")).to_have_text(["RouterReady", "False(HTTPRoutesNotReady)"])
+    await _screenshot(page, "temporal-ui-workflow.png")
+
+
+async def _until_listed(client: Client, query: str) -> None:
+    """The UI lists what the visibility store has; wait for the first pass's search attributes there."""
+    deadline = asyncio.get_running_loop().time() + VISIBLE_WAIT
+    while not [execution async for execution in client.list_workflows(query)]:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"no workflow matched {query!r} within {VISIBLE_WAIT:.0f}s")
+        await asyncio.sleep(0.2)
+
+
+async def _screenshot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
