@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from router_core.kube import HTTPROUTE, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
+from tests.history import activity_names
 from tests.integration import world
 from tests.integration.harness import (
     annotations_of,
@@ -14,7 +15,6 @@ from tests.integration.harness import (
     running_stack,
     until,
 )
-from tests.integration.history import activity_names
 from tests.integration.world import Wire
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

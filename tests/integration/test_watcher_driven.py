@@ -20,6 +20,7 @@ from router_core.kube import (
     POOL_V1ALPHA2,
     SERVICE,
 )
+from tests.history import activity_names
 from tests.integration import world
 from tests.integration.harness import (
     Stack,
@@ -30,7 +31,6 @@ from tests.integration.harness import (
     running_stack,
     until,
 )
-from tests.integration.history import activity_names
 from tests.integration.world import Wire
 from workflows.models import WorkflowState
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from temporalio.client import WorkflowExecutionStatus as Status
 from temporalio.testing import WorkflowEnvironment
 
 from activities.router_activities import RouterActivities
+from tests.history import ActivityRun
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
 from worker.factory import DATA_CONVERTER, build_worker
@@ -116,30 +117,6 @@ async def running_service(
 
 
 # -- what Temporal recorded ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ActivityRun:
-    name: str
-    scheduled: datetime
-    started: datetime  # of the attempt that ended the activity
-    attempt: int  # of the attempt that ended the activity (1 when it never had to retry)
-
-
-async def activity_runs(handle: WorkflowHandle[Any, Any]) -> list[ActivityRun]:
-    """Every activity of the run, in order, with how many attempts it took."""
-    history = await handle.fetch_history()
-    scheduled: dict[int, tuple[str, datetime]] = {}
-    runs: list[ActivityRun] = []
-    for event in history.events:
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            attrs = event.activity_task_scheduled_event_attributes
-            scheduled[event.event_id] = (attrs.activity_type.name, event.event_time.ToDatetime())
-        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-            started = event.activity_task_started_event_attributes
-            name, when = scheduled[started.scheduled_event_id]
-            runs.append(ActivityRun(name, when, event.event_time.ToDatetime(), started.attempt))
-    return runs
 
 
 def pass_starts(runs: list[ActivityRun]) -> list[ActivityRun]:

@@ -14,6 +14,7 @@ from temporalio.client import WorkflowExecutionStatus as Status
 from activities import errors
 from activities.cluster_api import ApiError
 from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
+from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
 from workflows.service_workflow import RECHECK_CAP, RECHECK_FIRST
@@ -73,7 +74,7 @@ async def test_pass_that_does_not_reconcile_is_rechecked_with_a_capped_growing_b
         await svc.passes(1)
         await env.sleep(simulated)
         state = await svc.state()
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
         timers = await harness.timers(svc.handle)
 
     expected = recheck_schedule(simulated)
@@ -120,7 +121,7 @@ async def test_write_conflict_restarts_the_pass_from_fetch_gateways_and_converge
     async with harness.running_service(client, cluster) as svc:
         await env.sleep(timedelta(seconds=3))  # the restart waits 1 s before reading again
         state = await svc.passes(1)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     assert cluster.failed == ["create HTTPRoute: 409"]
     assert harness.names(runs) == [
@@ -186,7 +187,7 @@ async def test_transient_api_error_is_retried_by_temporal_and_the_retries_are_vi
     async with harness.running_service(client, cluster) as svc:
         await env.sleep(skip)
         state = await svc.passes(1)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     fetch = next(r for r in runs if r.name == "fetch_gateways")
     assert fetch.attempt == 3
@@ -204,7 +205,7 @@ async def test_write_refused_with_a_4xx_is_replanned_with_rejected_and_the_statu
     cluster.fail("create", ApiError(422, refusal), kind="HTTPRoute")
     async with harness.running_service(client, cluster) as svc:
         state = await svc.passes(1)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     assert harness.names(runs) == [
         "check_preconditions",

@@ -14,6 +14,7 @@ import pytest
 from temporalio.client import WorkflowUpdateStage
 
 from router_core.kube import HTTPROUTE, LLMISVC, SERVICE
+from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster, annotations_of
 from workflows.models import ReconcileSignal
@@ -47,7 +48,7 @@ async def test_resync_timer_runs_a_pass_after_resync_seconds_without_a_trigger(e
         assert (await svc.state()).pass_count == 1, "no pass before the resync period is over"
         await env.sleep(timedelta(seconds=2))
         state = await svc.passes(2)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     first, second = harness.pass_starts(runs)
     assert second.scheduled - first.scheduled >= RESYNC
@@ -65,7 +66,7 @@ async def test_reconcile_signals_sent_during_a_pass_are_coalesced_into_one_follo
         during = await svc.state()
         cluster.release(held)
         state = await svc.passes(2)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     assert during.pass_count == 0
     assert during.pending_reasons == ["HTTPRoute changed", "Gateway changed", "InferencePool changed"]
@@ -124,7 +125,7 @@ async def test_stop_then_resume_set_and_remove_the_stop_annotation_before_the_pa
         cluster.writes.clear()
         await svc.handle.signal(LLMInferenceServiceWorkflow.resume)
         resumed = await svc.passes(3)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     assert annotations_while_stopped == {"serving.kserve.io/stop": "true"}
     assert stop_writes[0] == f"patch LLMInferenceService {world.NAMESPACE}/{world.NAME}"
@@ -168,7 +169,7 @@ async def test_workflow_completes_when_the_service_is_gone(client):
             LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="LLMInferenceService deleted")
         )
         result = await asyncio.wait_for(svc.handle.result(), harness.WAIT)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     assert result.passes == 2
     assert "gone" in result.reason
@@ -185,7 +186,7 @@ async def test_workflow_completes_when_the_service_is_gone_between_reads(client)
         cluster.remove(LLMISVC, world.NAMESPACE, world.NAME)  # after check_preconditions read it
         cluster.release(held)
         result = await asyncio.wait_for(svc.handle.result(), harness.WAIT)
-        runs = await harness.activity_runs(svc.handle)
+        runs = await history.activity_runs(svc.handle)
 
     assert result.passes == 1
     assert harness.names(runs) == ["check_preconditions", "fetch_gateways"]
