@@ -68,15 +68,11 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(args: argparse.Namespace) -> OrchestratorSettings:
-    settings = OrchestratorSettings.from_env()
-    updates: dict[str, Any] = {}
-    if getattr(args, "kubeconfig", None):
-        updates["kubeconfig"] = args.kubeconfig
-    if getattr(args, "task_queue", None):
-        updates["task_queue"] = args.task_queue
-    if getattr(args, "namespace", None):
-        updates["namespaces"] = args.namespace
-    return settings.model_copy(update=updates)
+    return OrchestratorSettings.from_env().with_flags(
+        kubeconfig=getattr(args, "kubeconfig", None),
+        task_queue=getattr(args, "task_queue", None),
+        namespaces=getattr(args, "namespace", None),
+    )
 
 
 def _run(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any) -> int:

@@ -80,14 +80,12 @@ def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
 
 def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
     """The environment's settings, overridden by the flags given."""
-    settings = OrchestratorSettings.from_env(env)
-    overrides: dict[str, object] = {
-        "kubeconfig": args.kubeconfig,
-        "kube_context": args.context,
-        "task_queue": args.task_queue,
-        "namespaces": [n for n in args.namespace if n.strip()] or None,
-    }
-    return settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    return OrchestratorSettings.from_env(env).with_flags(
+        kubeconfig=args.kubeconfig,
+        kube_context=args.context,
+        task_queue=args.task_queue,
+        namespaces=[n for n in args.namespace if n.strip()],
+    )
 
 
 async def _watch(

@@ -41,6 +41,10 @@ class OrchestratorSettings(BaseModel):
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
 
+    def with_flags(self, **flags: object) -> OrchestratorSettings:
+        """These settings overridden by the command-line flags that were given (None or empty: not given)."""
+        return self.model_copy(update={name: value for name, value in flags.items() if value})
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
         values = os.environ if env is None else env
