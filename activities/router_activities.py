@@ -35,7 +35,7 @@ from activities.models import (
 from activities.recording_reader import RecordingReader
 from router_core import passes, phases, preconditions
 from router_core.config import Environment
-from router_core.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, TYPES_BY_NAME, key_of
+from router_core.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, TYPES_BY_NAME
 from router_core.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from router_core.phases import WriteOp
 from router_core.state import snapshot_of
@@ -146,19 +146,16 @@ class RouterActivities:
                     raise errors.stale_write(err) from err
                 if err.is_transient:
                     raise errors.as_activity_error(err) from err
-                return ApplyResult(written=done, rejected=RejectedWrite(ref=_ref_of(op), error=err.message))
+                return ApplyResult(written=done, rejected=RejectedWrite(ref=op.ref(), error=err.message))
             done += 1
         return ApplyResult(written=done)
 
     def _write(self, op: WriteOp) -> None:
+        key = op.key()
         if op.delete is not None:
-            key = key_of({"apiVersion": op.delete.api_version, "kind": op.delete.kind, "metadata": {}})
-            assert key is not None
-            self.api.delete(key.type, op.delete.namespace or "", op.delete.name)
+            self.api.delete(key.type, key.namespace, key.name)
             return
         assert op.apply is not None
-        key = key_of(op.apply)
-        assert key is not None
         if op.apply.get("metadata", {}).get("resourceVersion"):
             self.api.replace(key.type, op.apply)
         else:
@@ -204,16 +201,3 @@ class RouterActivities:
             self.write_status,
             self.set_stop_annotation,
         ]
-
-
-def _ref_of(op: WriteOp) -> passes.ObjectRef:
-    if op.delete is not None:
-        return op.delete
-    assert op.apply is not None
-    meta = op.apply.get("metadata", {})
-    return passes.ObjectRef(
-        api_version=op.apply["apiVersion"],
-        kind=op.apply["kind"],
-        namespace=meta.get("namespace"),
-        name=meta["name"],
-    )

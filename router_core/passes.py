@@ -43,6 +43,21 @@ class ObjectRef(BaseModel):
     namespace: str | None = None
     name: str
 
+    @classmethod
+    def of(cls, key: ObjectKey) -> ObjectRef:
+        return cls(
+            api_version=key.type.api_version,
+            kind=key.type.kind,
+            namespace=key.namespace or None,
+            name=key.name,
+        )
+
+    def key(self) -> ObjectKey:
+        type_ = type_of(self.api_version, self.kind)
+        if type_ is None:
+            raise ValueError(f"{self.api_version} {self.kind} is not a kind the router writes")
+        return ObjectKey(type_, self.namespace or "", self.name)
+
 
 class PassPlan(BaseModel):
     """What one pass decided: objects to create/update and delete, the new status and how it ended."""
@@ -93,7 +108,7 @@ def plan_pass(
     before = [c.model_copy() for c in svc.status.conditions or []]
     conds = Conditions(svc.status, now)
     conditions.initialize(conds, svc.metadata.generation, svc.status.observed_generation)
-    world = PassWorld(reader, {_key(ref): error for ref, error in (rejected or {}).items()})
+    world = PassWorld(reader, {ref.key(): error for ref, error in (rejected or {}).items()})
     outcome, message = Outcome.RECONCILED, None
     try:
         config = _load_config(reader, env)
@@ -104,7 +119,7 @@ def plan_pass(
     conditions.finalize(svc.status, before, svc.metadata.generation)
     return PassPlan(
         apply=[world.applied[k] for k in sorted(world.applied, key=_sort_key)],
-        delete=[_ref(k) for k in sorted(world.deleted, key=_sort_key)],
+        delete=[ObjectRef.of(k) for k in sorted(world.deleted, key=_sort_key)],
         status=svc.status.to_wire(),
         outcome=outcome,
         message=message if outcome is Outcome.FAILED else None,
@@ -191,16 +206,3 @@ def _step(conds: Conditions, step: _Step, run: Callable[[], T]) -> T:
 
 def _sort_key(key: ObjectKey) -> tuple[str, str, str]:
     return (key.type.kind, key.namespace, key.name)
-
-
-def _key(ref: ObjectRef) -> ObjectKey:
-    type_ = type_of(ref.api_version, ref.kind)
-    if type_ is None:
-        raise ValueError(f"{ref.api_version} {ref.kind} is not a kind the router writes")
-    return ObjectKey(type_, ref.namespace or "", ref.name)
-
-
-def _ref(key: ObjectKey) -> ObjectRef:
-    return ObjectRef(
-        api_version=key.type.api_version, kind=key.type.kind, namespace=key.namespace or None, name=key.name
-    )

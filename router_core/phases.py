@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType, key_of
+from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE, ObjectKey, ResourceType, key_of
 from router_core.llmisvc import POOL_MIGRATED_ANNOTATION
 from router_core.passes import ObjectRef, PassPlan
 from router_core.state import Reader
@@ -31,6 +31,18 @@ class WriteOp(BaseModel):
     apply: dict[str, Any] | None = None
     delete: ObjectRef | None = None
 
+    def key(self) -> ObjectKey:
+        """The object written; a plan only writes kinds the router knows."""
+        if self.delete is not None:
+            return self.delete.key()
+        key = key_of(self.apply or {})
+        if key is None:
+            raise ValueError(f"a plan cannot write {self.describe()}")
+        return key
+
+    def ref(self) -> ObjectRef:
+        return self.delete if self.delete is not None else ObjectRef.of(self.key())
+
     def describe(self) -> str:
         if self.delete is not None:
             return f"delete {self.delete.kind} {self.delete.namespace}/{self.delete.name}"
@@ -48,24 +60,13 @@ def split_into_phases(plan: PassPlan, before: Reader) -> dict[Phase, list[WriteO
     return {phase: writes for phase, writes in phases.items() if writes}
 
 
-def _type_of(op: WriteOp) -> ResourceType:
-    if op.apply is not None:
-        key = key_of(op.apply)
-    else:
-        assert op.delete is not None
-        key = key_of({"apiVersion": op.delete.api_version, "kind": op.delete.kind, "metadata": {}})
-    if key is None:
-        raise ValueError(f"a plan cannot write {op.describe()}")
-    return key.type
-
-
 def _rank(op: WriteOp) -> int:
-    type_ = _type_of(op)
+    type_ = op.key().type
     return SCHEDULER_ORDER.index(type_) if type_ in SCHEDULER_ORDER else len(SCHEDULER_ORDER)
 
 
 def _phase_of(op: WriteOp, before: Reader) -> Phase:
-    type_ = _type_of(op)
+    type_ = op.key().type
     if type_ != HTTPROUTE:
         return Phase.SCHEDULER
     return Phase.MIGRATION if op.apply is not None and starts_migration(op.apply, before) else Phase.ROUTES
