@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from apiserver_standin.testing import running_gateway_controller
-from router_core.kube import HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2, SERVICE
+from router_core.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
     annotations_of,
@@ -26,12 +26,7 @@ from workflows.service_workflow import LLMInferenceServiceWorkflow
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 NAME = "opt"
-MANAGED = [
-    (HTTPROUTE, world.route_name(NAME)),
-    (POOL_V1, world.pool_name(NAME)),
-    (POOL_V1ALPHA2, world.pool_name(NAME)),
-    (SERVICE, world.epp_service_name(NAME)),
-]
+MANAGED = world.managed_objects(NAME)
 
 
 async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status(temporal):

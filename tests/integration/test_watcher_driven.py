@@ -15,10 +15,7 @@ from router_core.kube import (
     GATEWAY,
     HTTPROUTE,
     LLMISVC,
-    POOL_V1,
     POOL_V1_GROUP,
-    POOL_V1ALPHA2,
-    SERVICE,
 )
 from tests.history import activity_names
 from tests.integration import world
@@ -37,12 +34,7 @@ from workflows.models import WorkflowState
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 NAME = "opt"
-MANAGED = [
-    (HTTPROUTE, world.route_name(NAME)),
-    (POOL_V1, world.pool_name(NAME)),
-    (POOL_V1ALPHA2, world.pool_name(NAME)),
-    (SERVICE, world.epp_service_name(NAME)),
-]
+MANAGED = world.managed_objects(NAME)
 
 
 async def test_created_service_becomes_ready_when_its_gateway_is_programmed_and_its_workflow_ends_on_delete(

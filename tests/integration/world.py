@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from router_core import naming
-from router_core.kube import GATEWAY, GATEWAYCLASS, ResourceType
+from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType
 from worker.environment import environment_from
 
 Wire = dict[str, Any]
@@ -157,3 +157,13 @@ def namespaces(ns: str) -> list[tuple[ResourceType, Wire]]:
 def ingress() -> list[tuple[ResourceType, Wire]]:
     """The GatewayClass and KServe's default ingress Gateway (not programmed until a controller says so)."""
     return [(GATEWAYCLASS, gateway_class()), (GATEWAY, gateway())]
+
+
+def managed_objects(svc: str) -> list[tuple[ResourceType, str]]:
+    """What the router creates for a service with the presets: route, both pools, EPP Service."""
+    return [
+        (HTTPROUTE, route_name(svc)),
+        (POOL_V1, pool_name(svc)),
+        (POOL_V1ALPHA2, pool_name(svc)),
+        (SERVICE, epp_service_name(svc)),
+    ]
