@@ -72,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     previous: dict[int, Any] = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     controller = None
     try:
+        # Written before serving (the port is bound already): whoever sees the server healthy can use it.
+        path = write_kubeconfig(args.kubeconfig, server.url)
         server.start()
         if args.gateway_controller:
             from apiserver_standin.gateway_controller import ControllerConfig, SimulatedGatewayController
@@ -80,7 +82,6 @@ def run(args: argparse.Namespace) -> int:
             controller = SimulatedGatewayController(
                 server.api_client("standin-gateway-controller"), config
             ).start()
-        path = write_kubeconfig(args.kubeconfig, server.url)
         print(f"apiserver stand-in serving at {server.url}; kubeconfig: {path}", flush=True)
         while not stop.wait(0.2):
             pass
