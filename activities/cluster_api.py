@@ -1,11 +1,13 @@
-"""What the activities need from the Kubernetes API, as a protocol with no ``kubernetes`` import, and the
-errors they tell apart. ``activities.kube_api`` implements it with the official client."""
+"""What the activities need from the Kubernetes API and from the process's cluster cache, as protocols
+with no ``kubernetes`` import, and the errors they tell apart. ``activities.kube_api`` implements the
+API with the official client; ``cluster_cache.cache.ClusterCache`` implements the view."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from cluster_cache.model import SeenVersion
 from router_core.kube import ResourceType
 
 Wire = dict[str, Any]
@@ -42,3 +44,29 @@ class ClusterApi(Protocol):
     def patch_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire: ...
 
     def delete(self, type_: ResourceType, namespace: str, name: str) -> None: ...
+
+
+class ClusterView(Protocol):
+    """The watch-fed cache the activities read from (``cluster_cache.cache.ClusterCache``)."""
+
+    def wait_synced(self, timeout: float) -> bool: ...
+
+    def unsynced(self) -> list[str]: ...
+
+    def wait_for(self, seen: Iterable[SeenVersion], timeout: float) -> list[SeenVersion]: ...
+
+    def is_installed(self, type_: ResourceType) -> bool: ...
+
+    def knows(self, type_: ResourceType, namespace: str, name: str) -> bool: ...
+
+    def covers_list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> bool: ...
+
+    def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None: ...
+
+    def list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]: ...
+
+    def observe(self, type_: ResourceType, obj: Wire) -> None: ...
+
+    def observe_absent(self, type_: ResourceType, namespace: str, name: str) -> None: ...
+
+    def observe_deleted(self, type_: ResourceType, namespace: str, name: str) -> None: ...

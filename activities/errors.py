@@ -31,3 +31,12 @@ def as_activity_error(err: ApiError) -> ApplicationError:
 def stale_write(err: ApiError) -> ApplicationError:
     """A write lost a race (409): the plan was made from an old read, so the whole pass starts again."""
     return ApplicationError(err.message, type=CONFLICT, non_retryable=True)
+
+
+def replaced_service(key: str) -> ApplicationError:
+    """The service was deleted and created again after the plan: plan again for the new one."""
+    return ApplicationError(
+        f"LLMInferenceService {key} was replaced (new uid) since the pass planned",
+        type=CONFLICT,
+        non_retryable=True,
+    )

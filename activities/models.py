@@ -1,13 +1,39 @@
-"""Inputs and results of the activities (one model each way, so fields can be added compatibly)."""
+"""Inputs and results of the activities (one model each way, so fields can be added compatibly).
+
+What travels here is what lands in the workflow history, so it is kept to what a person reading the
+history needs: the writes a pass makes, the conditions it sets, and a digest of what it read (kinds, names,
+resourceVersions), never whole objects read from the cluster.
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from router_core.passes import ObjectRef, PassPlan
+from cluster_cache.model import SeenVersion
+from router_core.passes import ObjectRef
 from router_core.phases import WriteOp
+
+#: At most this many entries of the read digest reach the history; the rest are counted.
+DIGEST_LIMIT = 40
+
+
+class PassOutcome(StrEnum):
+    """How a pass ended: the core's outcomes, plus the service being gone and an activity error."""
+
+    RECONCILED = "reconciled"
+    PRECONDITION_NOT_MET = "precondition-not-met"
+    INVALID_REFERENCES = "invalid-references"
+    FAILED = "failed"
+    GONE = "gone"
+    ERROR = "error"
+
+    @property
+    def settled(self) -> bool:
+        """Nothing left to retry: the next pass waits for a trigger or the resync."""
+        return self in (PassOutcome.RECONCILED, PassOutcome.GONE)
 
 
 class ServiceKey(BaseModel):
@@ -18,29 +44,14 @@ class ServiceKey(BaseModel):
         return f"{self.namespace}/{self.name}"
 
 
-class PreconditionReport(BaseModel):
-    """``check_preconditions``: does the service exist, and are the kinds it needs served?"""
+class ConditionState(BaseModel):
+    """One condition of the planned status, as the UI and the ``status`` command show it."""
 
-    exists: bool
-    uid: str | None = None
-    generation: int | None = None
-    stopped: bool = False
-    missing: list[str] = Field(default_factory=list)
-    installed: list[str] = Field(default_factory=list)  # router_core.kube.TYPES_BY_NAME keys
+    status: str
+    reason: str | None = None
 
-
-class FetchInput(BaseModel):
-    key: ServiceKey
-    installed: list[str]
-
-
-class ClusterSnapshot(BaseModel):
-    """``fetch_gateways``: the service and every object the pass reads (absent ones are absent)."""
-
-    service: dict[str, Any] | None
-    objects: list[dict[str, Any]] = Field(default_factory=list)
-    installed: list[str] = Field(default_factory=list)
-    reads: int = 0
+    def __str__(self) -> str:
+        return f"{self.status}({self.reason})" if self.reason else self.status
 
 
 class RejectedWrite(BaseModel):
@@ -48,16 +59,48 @@ class RejectedWrite(BaseModel):
     error: str
 
 
-class PlanInput(BaseModel):
-    snapshot: ClusterSnapshot
-    now: str
-    rejected: list[RejectedWrite] = Field(default_factory=list)
+class FetchInput(BaseModel):
+    """``fetch_gateways``: read the world from the cache and plan the pass."""
+
+    key: ServiceKey
+    now: str  # stamps the conditions that change (workflow time, so the pass replays identically)
+    #: Versions the triggers saw: the cache catches up with them before the pass plans.
+    wait_for: list[SeenVersion] = Field(default_factory=list)
+
+
+class PassDecision(BaseModel):
+    """``fetch_gateways``' result: the plan of one pass, as small as the history can hold."""
+
+    gone: bool = False
+    uid: str | None = None
+    generation: int | None = None
+    outcome: PassOutcome = PassOutcome.RECONCILED
+    message: str | None = None
+    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.phases.Phase values
+    #: The status to write (merged into the stored one), or None when the stored status already says it.
+    status: dict[str, Any] | None = None
+    conditions: dict[str, ConditionState] = Field(default_factory=dict)
+    url: str | None = None
+    #: ``Kind namespace/name@resourceVersion`` of every object the plan read (absent ones: ``@-``).
+    reads: list[str] = Field(default_factory=list)
+    reads_left_out: int = 0
+    live_reads: int = 0  # requests to the API server (cache misses outside every selector)
+
+    @property
+    def router_ready(self) -> str:
+        cond = self.conditions.get("RouterReady")
+        return cond.status if cond is not None else "Unknown"
+
+    @property
+    def has_writes(self) -> bool:
+        return any(self.writes.values())
 
 
 class ApplyInput(BaseModel):
-    """Writes of one phase, in the order KServe makes them."""
+    """Writes of one phase, in the order KServe makes them, for the service with this uid."""
 
     key: ServiceKey
+    uid: str | None = None
     writes: list[WriteOp] = Field(default_factory=list)
 
 
@@ -66,21 +109,24 @@ class ApplyResult(BaseModel):
     rejected: RejectedWrite | None = None  # the API server refused a write (4xx): the phase stops there
 
 
-class StatusInput(BaseModel):
+class EvaluateInput(BaseModel):
+    """``evaluate_conditions``: write the status after the writes (re-planned if a write was refused)."""
+
     key: ServiceKey
     uid: str | None
-    status: dict[str, Any]
+    now: str
+    status: dict[str, Any] | None = None  # the planned status; None with ``rejected`` (re-plan)
+    rejected: RejectedWrite | None = None
 
 
-class StatusResult(BaseModel):
+class EvaluateResult(BaseModel):
     written: bool
+    outcome: PassOutcome | None = None  # set when re-planned after a refused write
+    message: str | None = None
+    conditions: dict[str, ConditionState] = Field(default_factory=dict)
+    url: str | None = None
 
 
 class StopInput(BaseModel):
     key: ServiceKey
     stopped: bool
-
-
-class PlanResult(BaseModel):
-    plan: PassPlan
-    phases: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.phases.Phase values

@@ -1,9 +1,12 @@
-"""The router's activities. Each reads or writes the cluster and asks the pure core what to do.
+"""The router's activities. Each reads the process's cluster cache or writes the API, and asks the pure
+core what to do.
 
-A pass runs as: ``check_preconditions`` (the service and API discovery), ``fetch_gateways`` (every object
-the pass reads: Gateways, GatewayClasses, HTTPRoutes, InferencePools, Services, the scheduler Deployment,
-the config), ``plan_pass`` (the core's decisions and the new status, no I/O), then the writes by phase
-(``reconcile_scheduler``, ``reconcile_routes``, ``attempt_v1_migration``) and ``write_status``.
+A pass runs as: ``fetch_gateways`` (wait until the cache has caught up with what the triggers saw, read
+the service, its gateways, routes, pools, Services, the scheduler Deployment and the config from the
+cache, and plan: the writes by phase and the status), then, only when there is something to do, the
+writes by phase (``reconcile_scheduler``, ``reconcile_routes``, ``attempt_v1_migration``) and
+``evaluate_conditions`` (the status after the writes). A pass with nothing to write and an unchanged
+status is that one activity, and reads nothing from the API.
 """
 
 from __future__ import annotations
@@ -17,35 +20,37 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities import errors
-from activities.cluster_api import ApiError, ClusterApi
+from activities.cached_reader import CachedReader
+from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.models import (
+    DIGEST_LIMIT,
     ApplyInput,
     ApplyResult,
-    ClusterSnapshot,
+    ConditionState,
+    EvaluateInput,
+    EvaluateResult,
     FetchInput,
-    PlanInput,
-    PlanResult,
-    PreconditionReport,
+    PassDecision,
+    PassOutcome,
     RejectedWrite,
     ServiceKey,
-    StatusInput,
-    StatusResult,
     StopInput,
 )
-from activities.recording_reader import RecordingReader
-from router_core import passes, phases, preconditions
+from cluster_cache.model import SeenVersion
+from router_core import passes, phases
 from router_core.config import Environment
-from router_core.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, TYPES_BY_NAME
+from router_core.kube import LLMISVC
 from router_core.llmisvc import STOP_ANNOTATION, LLMInferenceService
+from router_core.passes import PassPlan
 from router_core.phases import WriteOp
-from router_core.state import snapshot_of
 from router_core.status_merge import merge_status
 
 INVALID_OBJECT = "InvalidLLMInferenceService"
-#: The kinds discovery is asked about: every custom kind the router may need.
-DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]
-#: A time for the planning dry-run that only learns which objects a pass reads.
-_DRY_RUN_TIME = "1970-01-01T00:00:00Z"
+CACHE_NOT_SYNCED = "ClusterCacheNotSynced"
+#: How long a pass waits for the cache's first lists, and for it to catch up with a trigger's versions
+#: (then it reads those objects from the API instead).
+SYNC_TIMEOUT = 20.0
+FRESHNESS_TIMEOUT = 5.0
 
 
 @contextmanager
@@ -69,80 +74,105 @@ def _service(raw: dict[str, object], key: ServiceKey) -> LLMInferenceService:
         ) from err
 
 
-class RouterActivities:
-    """Activities bound to one cluster connection and the process settings."""
+def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:
+    return {
+        str(c.get("type", "")): ConditionState(
+            status=str(c.get("status", "")), reason=c.get("reason") or None
+        )
+        for c in status.get("conditions") or []
+    }
 
-    def __init__(self, api: ClusterApi, env: Environment) -> None:
+
+class RouterActivities:
+    """Activities bound to one cluster connection, the process's cache and the process settings."""
+
+    def __init__(self, api: ClusterApi, view: ClusterView, env: Environment) -> None:
         self.api = api
+        self.view = view
         self.env = env
 
-    @activity.defn(name="check_preconditions")
-    def check_preconditions(self, key: ServiceKey) -> PreconditionReport:
-        with _translated():
-            raw = self.api.get(LLMISVC, key.namespace, key.name)
-            if raw is None:
-                return PreconditionReport(exists=False)
-            svc = _service(raw, key)
-            installed = self.api.served(DISCOVERED_TYPES)
-        return PreconditionReport(
-            exists=True,
-            uid=svc.metadata.uid,
-            generation=svc.metadata.generation,
-            stopped=svc.is_stopped(),
-            missing=preconditions.missing_for_stored(svc, frozenset(installed | BUILTIN_TYPES)),
-            installed=sorted(str(t) for t in installed),
-        )
+    # --- reading and planning ------------------------------------------------------------------------
 
     @activity.defn(name="fetch_gateways")
-    def fetch_gateways(self, request: FetchInput) -> ClusterSnapshot:
-        installed = {TYPES_BY_NAME[name] for name in request.installed}
-        reader = RecordingReader(self.api, installed)
+    def fetch_gateways(self, request: FetchInput) -> PassDecision:
+        self._wait_fresh(request.wait_for)
+        reader = CachedReader(self.view, self.api)
         with _translated():
-            raw = self.api.get(LLMISVC, request.key.namespace, request.key.name)
+            raw = self._read_service(reader, request.key)
             if raw is None:
-                return ClusterSnapshot(service=None, installed=request.installed, reads=1)
-            # A dry run of the pass over the live cluster learns exactly which objects it reads.
-            passes.plan_pass(_service(raw, request.key), reader, self.env, _DRY_RUN_TIME)
-        return ClusterSnapshot(
-            service=raw,
-            objects=list(reader.objects.values()),
-            installed=request.installed,
-            reads=reader.reads + 1,
+                return PassDecision(gone=True, live_reads=reader.live_reads)
+            svc = _service(raw, request.key)
+            plan = passes.plan_pass(svc, reader, self.env, request.now)
+            split = phases.split_into_phases(plan, reader)
+        stored = raw.get("status") or {}
+        digest = reader.digest()
+        return PassDecision(
+            uid=svc.metadata.uid,
+            generation=svc.metadata.generation,
+            outcome=PassOutcome(plan.outcome.value),
+            message=plan.message,
+            writes={phase.value: ops for phase, ops in split.items()},
+            status=plan.status if merge_status(stored, plan.status) != stored else None,
+            conditions=_conditions(plan.status),
+            url=plan.status.get("url"),
+            reads=list(digest[:DIGEST_LIMIT]),
+            reads_left_out=max(0, len(digest) - DIGEST_LIMIT),
+            live_reads=reader.live_reads,
         )
 
-    @activity.defn(name="plan_pass")
-    def plan_pass(self, request: PlanInput) -> PlanResult:
-        snapshot = request.snapshot
-        assert snapshot.service is not None, "plan_pass needs a snapshot with the service"
-        reader = snapshot_of(
-            [snapshot.service, *snapshot.objects], {TYPES_BY_NAME[name] for name in snapshot.installed}
-        )
-        rejected = {r.ref: r.error for r in request.rejected}
-        service = LLMInferenceService.model_validate(snapshot.service)
-        plan = passes.plan_pass(service, reader, self.env, request.now, rejected)
-        split = phases.split_into_phases(plan, reader)
-        return PlanResult(plan=plan, phases={phase.value: ops for phase, ops in split.items()})
+    def _wait_fresh(self, seen: list[SeenVersion]) -> None:
+        """A cold cache never plans: wait for its first lists, then for the versions the triggers saw."""
+        if not self.view.wait_synced(SYNC_TIMEOUT):
+            raise ApplicationError(
+                f"the cluster cache has not listed {', '.join(self.view.unsynced())} yet",
+                type=CACHE_NOT_SYNCED,
+            )
+        with _translated():
+            for late in self.view.wait_for(seen, FRESHNESS_TIMEOUT):
+                # The watch is slow: read what the trigger saw from the API instead of planning on less.
+                found = self.api.get(late.type, late.namespace, late.name)
+                if found is None:
+                    self.view.observe_deleted(late.type, late.namespace, late.name)
+                else:
+                    self.view.observe(late.type, found)
+
+    def _read_service(self, reader: CachedReader, key: ServiceKey) -> Wire | None:
+        raw = reader.get(LLMISVC, key.namespace, key.name)
+        if raw is None:
+            # Absent from the cache: make sure from the API before the workflow ends for good.
+            reader.live_reads += 1
+            raw = self.api.get(LLMISVC, key.namespace, key.name)
+            if raw is not None:
+                self.view.observe(LLMISVC, raw)
+        return raw
+
+    # --- writes --------------------------------------------------------------------------------------
 
     @activity.defn(name="reconcile_scheduler")
     def reconcile_scheduler(self, request: ApplyInput) -> ApplyResult:
-        return self._apply(request.writes)
+        return self._apply(request)
 
     @activity.defn(name="reconcile_routes")
     def reconcile_routes(self, request: ApplyInput) -> ApplyResult:
-        return self._apply(request.writes)
+        return self._apply(request)
 
     @activity.defn(name="attempt_v1_migration")
     def attempt_v1_migration(self, request: ApplyInput) -> ApplyResult:
-        return self._apply(request.writes)
+        return self._apply(request)
 
-    def _apply(self, writes: list[WriteOp]) -> ApplyResult:
+    def _apply(self, request: ApplyInput) -> ApplyResult:
         """Carry out writes in order; a refused write (4xx) stops the phase and is reported, not raised."""
+        current = self.view.get(LLMISVC, request.key.namespace, request.key.name)
+        if current is not None and (current.get("metadata") or {}).get("uid") != request.uid:
+            # The service was deleted and created again since the plan: its writes are not for this one.
+            raise errors.replaced_service(str(request.key))
         done = 0
-        for op in writes:
+        for op in request.writes:
             try:
                 self._write(op)
             except ApiError as err:
                 if err.status == 409:
+                    self._refresh(op)
                     raise errors.stale_write(err) from err
                 if err.is_transient:
                     raise errors.as_activity_error(err) from err
@@ -154,26 +184,69 @@ class RouterActivities:
         key = op.key()
         if op.delete is not None:
             self.api.delete(key.type, key.namespace, key.name)
+            self.view.observe_deleted(key.type, key.namespace, key.name)
             return
         assert op.apply is not None
         if op.apply.get("metadata", {}).get("resourceVersion"):
-            self.api.replace(key.type, op.apply)
+            written = self.api.replace(key.type, op.apply)
         else:
-            self.api.create(key.type, op.apply)
+            written = self.api.create(key.type, op.apply)
+        self.view.observe(key.type, written)
 
-    @activity.defn(name="write_status")
-    def write_status(self, request: StatusInput) -> StatusResult:
-        """Write the router's part of the status if it changed; a conflict re-reads on the next attempt."""
+    def _refresh(self, op: WriteOp) -> None:
+        """After a lost race, put the live object in the cache so the re-plan starts from it."""
+        key = op.key()
+        try:
+            found = self.api.get(key.type, key.namespace, key.name)
+        except ApiError:
+            return  # the re-plan waits for the watch instead
+        if found is None:
+            self.view.observe_deleted(key.type, key.namespace, key.name)
+        else:
+            self.view.observe(key.type, found)
+
+    # --- status --------------------------------------------------------------------------------------
+
+    @activity.defn(name="evaluate_conditions")
+    def evaluate_conditions(self, request: EvaluateInput) -> EvaluateResult:
+        """Write the router's part of the status if it changed; re-plan it first after a refused write."""
+        reader = CachedReader(self.view, self.api)
         with _translated():
-            raw = self.api.get(LLMISVC, request.key.namespace, request.key.name)
+            raw = self._read_service(reader, request.key)
             if raw is None or (raw.get("metadata") or {}).get("uid") != request.uid:
-                return StatusResult(written=False)  # gone or replaced: nothing of ours to write
+                return EvaluateResult(written=False)  # gone or replaced: nothing of ours to write
+            plan: PassPlan | None = None
+            status = request.status or {}
+            if request.rejected is not None:
+                rejected = {request.rejected.ref: request.rejected.error}
+                plan = passes.plan_pass(_service(raw, request.key), reader, self.env, request.now, rejected)
+                status = plan.status
             stored = raw.get("status") or {}
-            merged = merge_status(stored, request.status)
-            if merged == stored:
-                return StatusResult(written=False)
-            self.api.replace_status(LLMISVC, {**raw, "status": merged})
-        return StatusResult(written=True)
+            merged = merge_status(stored, status)
+            written = merged != stored
+            if written:
+                self._write_status(raw, merged)
+        return EvaluateResult(
+            written=written,
+            outcome=PassOutcome(plan.outcome.value) if plan is not None else None,
+            message=plan.message if plan is not None else None,
+            conditions=_conditions(status),
+            url=status.get("url"),
+        )
+
+    def _write_status(self, raw: Wire, status: dict[str, Any]) -> None:
+        try:
+            written = self.api.replace_status(LLMISVC, {**raw, "status": status})
+        except ApiError as err:
+            if err.status == 409:  # someone wrote the service meanwhile: retry on its latest version
+                meta = raw.get("metadata") or {}
+                found = self.api.get(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
+                if found is not None:
+                    self.view.observe(LLMISVC, found)
+            raise
+        self.view.observe(LLMISVC, written)
+
+    # --- stop and resume -----------------------------------------------------------------------------
 
     @activity.defn(name="set_stop_annotation")
     def set_stop_annotation(self, request: StopInput) -> bool:
@@ -186,18 +259,17 @@ class RouterActivities:
                 return False
             value = "true" if request.stopped else None
             patch = {"metadata": {"annotations": {STOP_ANNOTATION: value}}}
-            self.api.patch_merge(LLMISVC, request.key.namespace, request.key.name, patch)
+            patched = self.api.patch_merge(LLMISVC, request.key.namespace, request.key.name, patch)
+            self.view.observe(LLMISVC, patched)
         return True
 
     def all(self) -> list[Callable[..., Any]]:
         """Every activity, for worker registration."""
         return [
-            self.check_preconditions,
             self.fetch_gateways,
-            self.plan_pass,
             self.reconcile_scheduler,
             self.reconcile_routes,
             self.attempt_v1_migration,
-            self.write_status,
+            self.evaluate_conditions,
             self.set_stop_annotation,
         ]

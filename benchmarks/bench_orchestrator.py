@@ -36,9 +36,11 @@ from activities.kube_api import KubeClusterApi
 from apiserver_standin.control import ControlClient
 from apiserver_standin.server import make_api_client
 from apiserver_standin.testing import running_apiserver_process
+from cluster_cache.cache import ClusterCache
+from cluster_cache.targets import start_worker_cache
 from router_core import naming
 from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
-from watcher.runner import run_watcher
+from watcher.runner import run_watcher, stop_cache
 from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
@@ -312,21 +314,22 @@ async def run(args: argparse.Namespace) -> None:
             worker_client = make_api_client(standin.url, WORKER_AGENT)
             watcher_client = make_api_client(standin.url, WATCHER_AGENT)
             env_settings = environment_from()
-            tasks = [
-                asyncio.create_task(
-                    run_worker(env.client, KubeClusterApi(worker_client), settings, env_settings, stop)
-                )
-            ]
+            cache = start_worker_cache(worker_client, [], env_settings)
+            watcher_cache = ClusterCache(watcher_client)
+            api = KubeClusterApi(worker_client)
+            tasks = [asyncio.create_task(run_worker(env.client, api, cache, settings, env_settings, stop))]
             try:
                 await measure_passes(env.client, cluster)  # before the watcher: nothing else triggers
                 tasks.append(
-                    asyncio.create_task(run_watcher(watcher_client, env.client, settings, env_settings, stop))
+                    asyncio.create_task(run_watcher(watcher_cache, env.client, settings, env_settings, stop))
                 )
                 await time_to_ready(cluster, args.services)
                 await concurrent_passes(env.client, cluster, args.concurrent)
             finally:
                 stop.set()
                 await asyncio.gather(*tasks)
+                await stop_cache(cache)
+                await stop_cache(watcher_cache)
                 worker_client.close()  # type: ignore[no-untyped-call]
                 watcher_client.close()  # type: ignore[no-untyped-call]
                 cluster.client.close()  # type: ignore[no-untyped-call]

@@ -36,7 +36,6 @@ from router_core.kube import ResourceType, key_of
 from worker import telemetry
 from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
-from worker.process import run_worker
 from worker.settings import OrchestratorSettings, SettingsError
 from workflows import search_attributes
 
@@ -97,13 +96,12 @@ async def _main(args: argparse.Namespace) -> int:
             with running_gateway_controller(server), _workload_controller(server.url):
                 env = environment_from()
                 _announce(args, kubeconfig)
-                from watcher.runner import run_watcher
+                from llmisvc_router.serving import serve
 
                 api_client = server.api_client("llmisvc-router")
                 try:
-                    await asyncio.gather(
-                        run_worker(client, _cluster_api(api_client, client), settings, env, stop),
-                        run_watcher(api_client, client, settings, env, stop),
+                    await serve(
+                        client, api_client, _cluster_api(api_client, client), settings, env, stop, watch=True
                     )
                 finally:
                     api_client.close()  # type: ignore[no-untyped-call]

@@ -22,7 +22,6 @@ from activities.kube_api import KubeClusterApi, load_api_client
 from llmisvc_router.signals import stop_event
 from worker import telemetry
 from worker.environment import environment_from
-from worker.process import run_worker
 from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
 from worker.starting import WorkflowStarter
 from workflows.models import ReconcileSignal, workflow_id
@@ -104,12 +103,9 @@ async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch
     env = environment_from()
     stop = stop_event()
     api = KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))
-    tasks = [run_worker(client, api, settings, env, stop)]
-    if watch:
-        from watcher.runner import run_watcher
+    from llmisvc_router.serving import serve
 
-        tasks.append(run_watcher(api_client, client, settings, env, stop))
-    await asyncio.gather(*tasks)
+    await serve(client, api_client, api, settings, env, stop, watch=watch)
     return 0
 
 
@@ -139,7 +135,7 @@ async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, actio
             start_workflow_operation=operation,
         )
         _print_yaml(summary.model_dump(mode="json", exclude_none=True))
-        return 0 if summary.outcome in ("reconciled", "gone") else EXIT_FAILED
+        return 0 if summary.outcome.settled else EXIT_FAILED
     await starter.signal_with_start(namespace, name, action)
     print(f"{action} requested for {args.service}; the next pass carries it out")
     return 0

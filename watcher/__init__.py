@@ -1,7 +1,8 @@
 """``llmisvc-router watch``: the watcher that turns cluster changes into workflow signals.
 
 Modules: :mod:`watcher.model` (plain values), :mod:`watcher.mapping` (pure: which services an event
-affects, spec 1.8), :mod:`watcher.kube_watch` (list+watch loops; the only module importing the
-``kubernetes`` client), :mod:`watcher.coalescing` (one signal per burst), :mod:`watcher.signaller`
-(Temporal), :mod:`watcher.runner` (assembly) and :mod:`watcher.cli` (the subcommand).
+affects, spec 1.8), :mod:`watcher.coalescing` (one signal per burst), :mod:`watcher.signaller`
+(Temporal), :mod:`watcher.runner` (assembly) and :mod:`watcher.cli` (the subcommand). The list+watch
+loops are the cluster cache's (:mod:`cluster_cache`); no watcher module imports the ``kubernetes``
+client.
 """

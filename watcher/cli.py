@@ -14,9 +14,10 @@ import sys
 from collections.abc import Mapping
 
 from activities.kube_api import load_api_client
+from cluster_cache.cache import ClusterCache
+from cluster_cache.watch_loop import ApiClient, KubernetesUnreachable, check_reachable
 from router_core.config import Environment
-from watcher.kube_watch import ApiClient, KubernetesUnreachable, check_reachable
-from watcher.runner import run_watcher
+from watcher.runner import run_watcher, stop_cache
 from worker import telemetry
 from worker.environment import environment_from
 from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
@@ -114,7 +115,11 @@ async def _watch(
     logging.getLogger(__name__).info(
         "watching LLMInferenceServices in %s; signalling task queue %s", where, settings.task_queue
     )
-    await run_watcher(api_client, temporal, settings, environment, stop)
+    cache = ClusterCache(api_client)
+    try:
+        await run_watcher(cache, temporal, settings, environment, stop)
+    finally:
+        await stop_cache(cache)
     return 0
 
 

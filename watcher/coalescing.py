@@ -14,6 +14,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
+from cluster_cache.model import SeenVersion
 from watcher.model import Affected, ServiceSignal, Tuning
 from watcher.signaller import Signaller
 
@@ -30,15 +31,19 @@ class _Pending:
     reasons: dict[str, None] = field(default_factory=dict)  # ordered set
     start: bool | None = None  # None: no event on the service itself in this window
     attempt: int = 0
+    seen: dict[tuple[str, str, str], SeenVersion] = field(default_factory=dict)  # newest per object
 
-    def add(self, reason: str, start: bool | None) -> None:
+    def add(self, reason: str, start: bool | None, seen: SeenVersion | None = None) -> None:
         self.reasons[reason] = None
         if start is not None:
             self.start = start
+        if seen is not None:
+            self.seen[(seen.resource, seen.namespace, seen.name)] = seen
 
     def merge_older(self, older: _Pending) -> None:
         """Fold in a signal that failed: its reasons first; a newer start/delete verdict wins."""
         self.reasons = {**older.reasons, **self.reasons}
+        self.seen = {**older.seen, **self.seen}
         self.start = older.start if self.start is None else self.start
         self.attempt = max(self.attempt, older.attempt)
 
@@ -47,7 +52,9 @@ class _Pending:
         text = "; ".join(reasons[:MAX_REASONS])
         if len(reasons) > MAX_REASONS:
             text += f"; and {len(reasons) - MAX_REASONS} more"
-        return ServiceSignal(namespace=key[0], name=key[1], reason=text, start=bool(self.start))
+        return ServiceSignal(
+            namespace=key[0], name=key[1], reason=text, start=bool(self.start), seen=tuple(self.seen.values())
+        )
 
 
 class SignalCoalescer:
@@ -60,14 +67,15 @@ class SignalCoalescer:
         self._flush_now = asyncio.Event()
         self._closing = False
 
-    def add(self, affected: Affected, start: bool | None = None) -> None:
-        """Queue a signal for one service; ``start`` is the verdict of an event on the service itself."""
+    def add(self, affected: Affected, start: bool | None = None, seen: SeenVersion | None = None) -> None:
+        """Queue a signal for one service; ``start`` is the verdict of an event on the service itself,
+        ``seen`` the version of the object the event was about."""
         key = (affected.namespace, affected.name)
         pending = self._pending.get(key)
         if pending is None:
             pending = self._pending[key] = _Pending()
             self._schedule(key, self._tuning.debounce_seconds)
-        pending.add(affected.reason, start)
+        pending.add(affected.reason, start, seen)
 
     async def drain(self, timeout: float) -> None:
         """Send everything pending now (no more retries) and wait up to ``timeout`` for it to go out."""

@@ -1,77 +1,28 @@
-"""Plain values shared by the watcher's modules: what to watch, what the watch loops report, what is
-sent to a workflow, and the timing knobs. No I/O.
+"""Plain values of the watcher: which service an event affects and what is sent to a workflow. No I/O.
 
-A :class:`WatchEvent` is one change of one object as the watcher learned it, either from a watch stream
-or from comparing a (re)list with the last known state. An ``initial`` event comes from the first list of
-a kind: it describes the world as it already was, not a change.
+The watch loops' own values (:class:`WatchEvent`, :class:`WatchTarget`, :class:`Tuning`) live in
+:mod:`cluster_cache.model`, shared with the worker's cache; they are named here too for the watcher's
+modules.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from router_core.kube import ResourceType
+from cluster_cache.model import ADDED, DELETED, MODIFIED, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
 
-Wire = dict[str, Any]
-
-ADDED = "ADDED"
-MODIFIED = "MODIFIED"
-DELETED = "DELETED"
-
-_VERBS = {ADDED: "created", MODIFIED: "modified", DELETED: "deleted"}
-
-
-@dataclass(frozen=True)
-class WatchEvent:
-    type: str  # ADDED, MODIFIED or DELETED
-    resource: ResourceType
-    obj: Wire
-    old: Wire | None = None  # the last state the watcher knew, when it knew one
-    initial: bool = False  # from the first list of this kind: the state at start-up
-    relisted: bool = False  # found by comparing a relist with the last known state
-
-    @property
-    def namespace(self) -> str:
-        return str((self.obj.get("metadata") or {}).get("namespace") or "")
-
-    @property
-    def name(self) -> str:
-        return str((self.obj.get("metadata") or {}).get("name") or "")
-
-    def describe(self) -> str:
-        """``Gateway kserve/kserve-ingress-gateway modified``: the reason a signal carries."""
-        where = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        verb = "found" if self.initial else _VERBS.get(self.type, self.type.lower())
-        suffix = " (seen on relist)" if self.relisted and not self.initial else ""
-        return f"{self.resource.kind} {where} {verb}{suffix}"
-
-
-@dataclass(frozen=True)
-class WatchTarget:
-    """One collection to list and watch: a resource, a namespace ("" for all) and optional selectors."""
-
-    resource: ResourceType
-    namespace: str = ""
-    label_selector: str | None = None
-    field_selector: str | None = None
-
-    def __str__(self) -> str:
-        where = f" in {self.namespace}" if self.namespace else ""
-        selectors = [s for s in (self.label_selector, self.field_selector) if s]
-        return f"{self.resource}{where}" + (f" ({', '.join(selectors)})" if selectors else "")
-
-
-@dataclass(frozen=True)
-class Tuning:
-    """Timing of the watch loops and of the signals; the defaults suit a real cluster, tests shrink them."""
-
-    watch_timeout_seconds: int = 300  # a server-side watch ends after this long and is resumed
-    backoff_first: float = 0.5  # first wait after a failure; doubles per failure
-    backoff_cap: float = 30.0
-    debounce_seconds: float = 0.2  # events for one service within this window make one signal
-    sync_timeout: float = 10.0  # how long start-up waits for the first list of the other kinds
-    send_concurrency: int = 32  # signals in flight at once
+__all__ = [
+    "ADDED",
+    "DELETED",
+    "MODIFIED",
+    "Affected",
+    "ServiceSignal",
+    "Tuning",
+    "WatchEvent",
+    "WatchTarget",
+    "Wire",
+]
 
 
 class Affected(NamedTuple):
@@ -90,3 +41,4 @@ class ServiceSignal:
     name: str
     reason: str
     start: bool = False
+    seen: tuple[SeenVersion, ...] = ()  # the versions of the objects the events were about

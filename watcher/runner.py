@@ -1,10 +1,15 @@
-"""The watcher assembled: watch loops -> one asyncio queue -> trigger rules -> coalesced signals.
+"""The watcher assembled: the cluster cache's watch loops -> one asyncio queue -> trigger rules ->
+coalesced signals.
 
 Start-up follows the informer rule "sync before you act": the loops of the objects that affect routing
 list first, so the world the rules consult is complete and every later change arrives as an event;
 only then are the LLMInferenceServices listed, each one found getting signal-with-start. A change made
 between a service's first pass reading the world and the watch starting is therefore either in the
 listed state (which that pass reads) or an event (which signals the service).
+
+The watcher starts the loops of the :class:`~cluster_cache.cache.ClusterCache` it is given; in
+``llmisvc-router run`` the worker's activities read the same cache, so the process lists and watches
+the cluster once.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from collections.abc import Sequence
 from temporalio.client import Client
 from temporalio.common import MetricMeter
 
+from cluster_cache.cache import ClusterCache
+from cluster_cache.model import SeenVersion
+from cluster_cache.targets import dependent_targets, service_targets
 from router_core import kube
-from router_core.config import CONFIGMAP_NAME, Environment
+from router_core.config import Environment
 from watcher import mapping
 from watcher.coalescing import SignalCoalescer
-from watcher.kube_watch import ApiClient, ResourceWatch
-from watcher.model import DELETED, Tuning, WatchEvent, WatchTarget
+from watcher.model import DELETED, Tuning, WatchEvent
 from watcher.service_gauge import ServiceGauge
 from watcher.signaller import Signaller, TemporalSignaller
 from worker import telemetry
@@ -32,12 +39,11 @@ from worker.starting import WorkflowStarter
 
 log = logging.getLogger(__name__)
 
-MANAGED_SELECTOR = f"{mapping.PART_OF_LABEL}={mapping.PART_OF_VALUE}"
 STOP_GRACE = 3.0  # seconds to wait for the watch threads, then for pending signals, at shutdown
 
 
 async def run_watcher(
-    api_client: ApiClient,
+    cache: ClusterCache,
     temporal_client: Client,
     settings: OrchestratorSettings,
     env: Environment,
@@ -49,31 +55,11 @@ async def run_watcher(
     starter = await WorkflowStarter.create(temporal_client, settings.task_queue, settings.resync_seconds)
     signaller = TemporalSignaller(starter)
     meter = telemetry.metric_meter(temporal_client)
-    await watch_and_signal(api_client, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter)
-
-
-def watch_targets(namespaces: Sequence[str], env: Environment) -> tuple[list[WatchTarget], list[WatchTarget]]:
-    """(the objects that affect routing, the LLMInferenceServices). Namespaced kinds follow the
-    namespace list, except Gateways: a service may use one in any namespace."""
-    spaces = list(dict.fromkeys(namespaces)) or [""]
-    dependents = [
-        WatchTarget(kube.CRD),
-        WatchTarget(kube.CONFIGMAP, env.kserve_namespace, field_selector=f"metadata.name={CONFIGMAP_NAME}"),
-        WatchTarget(kube.GATEWAY),
-    ]
-    for namespace in spaces:
-        dependents += [
-            WatchTarget(kube.HTTPROUTE, namespace),
-            WatchTarget(kube.POOL_V1, namespace),
-            WatchTarget(kube.POOL_V1ALPHA2, namespace),
-            WatchTarget(kube.SERVICE, namespace, label_selector=MANAGED_SELECTOR),
-            WatchTarget(kube.DEPLOYMENT, namespace, label_selector=MANAGED_SELECTOR),
-        ]
-    return dependents, [WatchTarget(kube.LLMISVC, namespace) for namespace in spaces]
+    await watch_and_signal(cache, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter)
 
 
 async def watch_and_signal(
-    api_client: ApiClient,
+    cache: ClusterCache,
     signaller: Signaller,
     namespaces: Sequence[str],
     env: Environment,
@@ -81,7 +67,8 @@ async def watch_and_signal(
     tuning: Tuning,
     meter: MetricMeter = MetricMeter.noop,
 ) -> None:
-    """The watcher with any :class:`Signaller` (tests record the signals instead of sending them)."""
+    """The watcher with any :class:`Signaller` (tests record the signals instead of sending them). It
+    starts ``cache``'s loops; whoever made the cache stops it."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
 
@@ -91,16 +78,15 @@ async def watch_and_signal(
 
     coalescer = SignalCoalescer(signaller, tuning)
     world = mapping.WatchedWorld.empty(env)
-    dependents, services = watch_targets(namespaces, env)
-    watches = [ResourceWatch(api_client, target, emit, tuning).start() for target in dependents]
-    consumer = asyncio.create_task(_consume(queue, world, coalescer, watches, ServiceGauge(meter)))
+    cache.subscribe(emit)
+    consumer = asyncio.create_task(_consume(queue, world, coalescer, ServiceGauge(meter)))
     try:
-        await _wait_synced(watches, tuning.sync_timeout, stop)
+        cache.add(dependent_targets(namespaces, env))
+        await _wait_synced(cache, tuning.sync_timeout, stop)
         if not stop.is_set():
-            watches += [ResourceWatch(api_client, target, emit, tuning).start() for target in services]
+            cache.add(service_targets(namespaces))
             await stop.wait()
     finally:
-        await _stop_watches(watches)
         consumer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await consumer
@@ -111,49 +97,38 @@ async def _consume(
     queue: asyncio.Queue[WatchEvent],
     world: mapping.WatchedWorld,
     coalescer: SignalCoalescer,
-    watches: list[ResourceWatch],
     gauge: ServiceGauge,
 ) -> None:
     while True:
         event = await queue.get()
         try:
-            handle_event(event, world, coalescer, watches)
+            handle_event(event, world, coalescer)
             gauge.observe(event, world)
         except Exception:  # one odd object must not stop the watcher
             log.exception("could not handle %s", event.describe())
 
 
-def handle_event(
-    event: WatchEvent, world: mapping.WatchedWorld, coalescer: SignalCoalescer, watches: list[ResourceWatch]
-) -> None:
+def handle_event(event: WatchEvent, world: mapping.WatchedWorld, coalescer: SignalCoalescer) -> None:
     affected = mapping.affected_services(event, world)
     world.apply(event)
     start = (event.type != DELETED) if event.resource == kube.LLMISVC else None
+    seen = None if event.resource == kube.CRD else SeenVersion.of(event)
     for item in affected:
-        coalescer.add(item, start)
-    if event.resource == kube.CRD and event.type != DELETED and not event.initial:
-        for watch in watches:
-            watch.wake()  # a kind a loop is polling for may be served now: list it without waiting
+        coalescer.add(item, start, seen)
 
 
-async def _wait_synced(watches: list[ResourceWatch], timeout: float, stop: asyncio.Event) -> None:
+async def _wait_synced(cache: ClusterCache, timeout: float, stop: asyncio.Event) -> None:
     deadline = time.monotonic() + timeout
     while not stop.is_set() and time.monotonic() < deadline:
-        if all(watch.synced.is_set() for watch in watches):
+        if cache.is_synced():
             return
         await asyncio.sleep(0.05)
-    late = [str(w.target) for w in watches if not w.synced.is_set()]
+    late = cache.unsynced()
     if late and not stop.is_set():
         log.warning("starting without a first list of %s (still retrying)", ", ".join(late))
 
 
-async def _stop_watches(watches: list[ResourceWatch]) -> None:
-    for watch in watches:
-        watch.stop()
-    deadline = time.monotonic() + STOP_GRACE
-
-    def join_all() -> None:
-        for watch in watches:
-            watch.join(max(0.0, deadline - time.monotonic()))
-
-    await asyncio.to_thread(join_all)
+async def stop_cache(cache: ClusterCache) -> None:
+    """Stop the loops and wait for their threads a little (they are daemons: none can hold up exit)."""
+    cache.stop()
+    await asyncio.to_thread(cache.join, STOP_GRACE)

@@ -58,13 +58,14 @@ class TemporalSignaller:
                 await self._signal(signal)
 
     async def _start(self, signal: ServiceSignal) -> None:
-        args = [ReconcileSignal(reason=signal.reason)]
+        args = [ReconcileSignal(reason=signal.reason, seen=list(signal.seen))]
         await self._starter.signal_with_start(signal.namespace, signal.name, "reconcile", args)
 
     async def _signal(self, signal: ServiceSignal) -> None:
         handle = self._client.get_workflow_handle(workflow_id(signal.namespace, signal.name))
         try:
-            await handle.signal(LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason=signal.reason))
+            payload = ReconcileSignal(reason=signal.reason, seen=list(signal.seen))
+            await handle.signal(LLMInferenceServiceWorkflow.reconcile, payload)
         except RPCError as err:
             if err.status != RPCStatusCode.NOT_FOUND:
                 raise

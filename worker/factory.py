@@ -25,6 +25,7 @@ PASSTHROUGH_MODULES = (
     "annotated_types",
     "router_core",
     "activities",
+    "cluster_cache.model",
     "opentelemetry",
 )
 DATA_CONVERTER = pydantic_data_converter

@@ -1,5 +1,6 @@
 """The worker process: connect to Temporal and Kubernetes, run the worker until told to stop, shut down
-gracefully (in-flight activities finish, no new ones start)."""
+gracefully (in-flight activities finish, no new ones start). Its activities read the cluster from the
+process's cache (:class:`~cluster_cache.cache.ClusterCache`) and write through the API."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from temporalio.client import Client
 
-from activities.kube_api import KubeClusterApi
+from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
 from router_core.config import Environment
 from worker.factory import build_worker
@@ -20,12 +21,13 @@ log = logging.getLogger(__name__)
 
 async def run_worker(
     client: Client,
-    api: KubeClusterApi,
+    api: ClusterApi,
+    view: ClusterView,
     settings: OrchestratorSettings,
     env: Environment,
     stop: asyncio.Event,
 ) -> None:
-    activities = RouterActivities(api, env)
+    activities = RouterActivities(api, view, env)
     with ThreadPoolExecutor(max_workers=settings.activity_threads, thread_name_prefix="activity") as executor:
         worker = build_worker(
             client,

@@ -8,7 +8,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from activities.models import ServiceKey
+from activities.models import PassOutcome
+from cluster_cache.model import SeenVersion
 
 WORKFLOW_NAME = "LLMInferenceServiceWorkflow"
 DEFAULT_TASK_QUEUE = "llmisvc-router"
@@ -20,25 +21,26 @@ def workflow_id(namespace: str, name: str) -> str:
     return f"llmisvc/{namespace}/{name}"
 
 
-def parse_workflow_id(value: str) -> tuple[str, str] | None:
-    prefix, _, rest = value.partition("/")
-    namespace, _, name = rest.partition("/")
-    if prefix != "llmisvc" or not namespace or not name:
-        return None
-    return namespace, name
+#: A pass waits for at most this many versions seen by its triggers (the newest per object).
+MAX_SEEN = 64
 
 
 class ReconcileSignal(BaseModel):
-    """Signal ``reconcile``: something that may change the service's routing happened."""
+    """Signal ``reconcile``: something that may change the service's routing happened.
+
+    ``seen`` names the objects (and versions) whose change the sender saw, so the pass waits until the
+    worker's cache has them before it plans."""
 
     reason: str = "requested"
+    seen: list[SeenVersion] = Field(default_factory=list)
 
 
 class PassSummary(BaseModel):
     """What one pass ended with; also the result of the ``reconcile_now`` update."""
 
-    outcome: str
+    outcome: PassOutcome
     message: str | None = None
+    router_ready: str = "Unknown"  # True / False / Unknown
     conditions: dict[str, str] = Field(default_factory=dict)  # type -> "True"/"False(reason)"/…
     url: str | None = None
     writes: int = 0
@@ -54,6 +56,7 @@ class WorkflowState(BaseModel):
     last: PassSummary | None = None
     last_error: str | None = None
     pending_reasons: list[str] = Field(default_factory=list)
+    pending_seen: list[SeenVersion] = Field(default_factory=list)  # what the pending triggers saw
     desired_stop: bool | None = None  # a stop/resume signal not carried out yet
     recheck_attempt: int = 0  # capped backoff after a pass that did not reconcile
     gone: bool = False
@@ -67,10 +70,6 @@ class ServiceWorkflowInput(BaseModel):
     #: registered, since setting an unregistered one fails the workflow task.
     search_attributes: bool = False
     state: WorkflowState | None = None
-
-    @property
-    def key(self) -> ServiceKey:
-        return ServiceKey(namespace=self.namespace, name=self.name)
 
 
 class ServiceWorkflowResult(BaseModel):

@@ -11,28 +11,32 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.types import MethodSyncSingleParam
 
 from activities import errors
 from activities.models import (
     ApplyInput,
-    ClusterSnapshot,
+    ApplyResult,
+    EvaluateInput,
+    EvaluateResult,
     FetchInput,
-    PlanInput,
-    PlanResult,
-    PreconditionReport,
+    PassDecision,
+    PassOutcome,
+    RejectedWrite,
     ServiceKey,
-    StatusInput,
     StopInput,
 )
 from activities.router_activities import RouterActivities
+from cluster_cache.model import SeenVersion
 from router_core.phases import Phase
 from workflows import pass_telemetry, search_attributes, summaries
 from workflows.models import (
+    MAX_SEEN,
     WORKFLOW_NAME,
     PassSummary,
     ReconcileSignal,
@@ -57,6 +61,16 @@ PHASE_ACTIVITIES = (
     (Phase.SCHEDULER, RouterActivities.reconcile_scheduler),
     (Phase.ROUTES, RouterActivities.reconcile_routes),
     (Phase.MIGRATION, RouterActivities.attempt_v1_migration),
+)
+
+
+ArgT = TypeVar("ArgT")
+ResultT = TypeVar("ResultT")
+#: The options of every activity: retried with backoff, each attempt bounded, the whole bounded too.
+ACTIVITY_OPTIONS = workflow.ActivityConfig(
+    start_to_close_timeout=ATTEMPT_TIMEOUT,
+    schedule_to_close_timeout=ACTIVITY_DEADLINE,
+    retry_policy=ACTIVITY_RETRY,
 )
 
 
@@ -88,9 +102,8 @@ class LLMInferenceServiceWorkflow:
         return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
 
     @workflow.signal
-    def reconcile(self, signal: ReconcileSignal) -> None:
-        self._state.pending_reasons.append(signal.reason)
-        self._telemetry.note_trigger()
+    def reconcile(self, signal: ReconcileSignal | None = None) -> None:
+        self._note_trigger(signal or ReconcileSignal())
 
     @workflow.signal
     def stop(self) -> None:
@@ -110,9 +123,15 @@ class LLMInferenceServiceWorkflow:
 
     @workflow.update
     async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
-        self._state.pending_reasons.append(signal.reason)
-        self._telemetry.note_trigger()
+        self._note_trigger(signal)
         return await self._reconcile()
+
+    def _note_trigger(self, signal: ReconcileSignal) -> None:
+        self._state.pending_reasons.append(signal.reason)
+        if signal.seen:
+            newest = {(s.resource, s.namespace, s.name): s for s in [*self._state.pending_seen, *signal.seen]}
+            self._state.pending_seen = list(newest.values())[-MAX_SEEN:]
+        self._telemetry.note_trigger()
 
     @reconcile_now.validator
     def _validate_reconcile_now(self, signal: ReconcileSignal) -> None:
@@ -138,9 +157,10 @@ class LLMInferenceServiceWorkflow:
     async def _reconcile(self) -> PassSummary:
         async with self._lock:
             reasons, self._state.pending_reasons = self._state.pending_reasons, []
+            seen, self._state.pending_seen = self._state.pending_seen, []
             with self._telemetry.observe(reasons) as observed:
                 try:
-                    summary = await self._run_pass(reasons)
+                    summary = await self._run_pass(reasons, seen)
                     self._state.last_error = None
                 except (ActivityError, ApplicationError) as err:
                     # An ApplicationError here is the pass giving up on conflicting writes: like a failed
@@ -150,8 +170,7 @@ class LLMInferenceServiceWorkflow:
                 observed.finished(summary)
             self._state.pass_count += 1
             self._state.last = summary
-            reconciled = summary.outcome in ("reconciled", "gone")
-            self._state.recheck_attempt = 0 if reconciled else self._state.recheck_attempt + 1
+            self._state.recheck_attempt = 0 if summary.outcome.settled else self._state.recheck_attempt + 1
             workflow.set_current_details(summaries.details_markdown(self._key, self._state))
             self._publish_search_attributes(summary)
             return summary
@@ -163,16 +182,16 @@ class LLMInferenceServiceWorkflow:
         values = {
             search_attributes.NAMESPACE: self._key.namespace,
             search_attributes.NAME: self._key.name,
-            search_attributes.ROUTER_READY: summary.conditions.get("RouterReady", "Unknown").split("(")[0],
-            search_attributes.OUTCOME: summary.outcome,
+            search_attributes.ROUTER_READY: summary.router_ready,
+            search_attributes.OUTCOME: summary.outcome.value,
         }
         current = workflow.info().typed_search_attributes
         changed = [key.value_set(value) for key, value in values.items() if current.get(key) != value]
         if changed:  # an unchanged value would only add an event to the history
             workflow.upsert_search_attributes(changed)
 
-    async def _run_pass(self, reasons: list[str]) -> PassSummary:
-        workflow.logger.info("pass for %s: %s", self._key, ", ".join(reasons))
+    async def _run_pass(self, reasons: list[str], seen: list[SeenVersion]) -> PassSummary:
+        workflow.logger.info("pass for %s (triggers: %s)", self._key, "; ".join(reasons))
         if self._state.desired_stop is not None:
             stopped = self._state.desired_stop
             await self._activity(
@@ -181,20 +200,11 @@ class LLMInferenceServiceWorkflow:
                 f"{'set' if stopped else 'remove'} serving.kserve.io/stop on {self._key}",
             )
             self._state.desired_stop = None
-        report: PreconditionReport = await self._activity(
-            RouterActivities.check_preconditions, self._key, f"check preconditions of {self._key}"
-        )
-        if not report.exists:
-            self._state.gone = True
-            return PassSummary(outcome="gone", finished_at=workflow.now())
-        pass_telemetry.note_generation(report.generation)
-        if self._state.uid is not None and report.uid != self._state.uid:
-            workflow.logger.info("%s was deleted and created again (uid %s)", self._key, report.uid)
-        self._state.uid = report.uid
         for attempt in range(MAX_RESTARTS + 1):
             try:
-                return await self._plan_and_apply(report)
+                return await self._plan_and_apply(seen)
             except _PassRestartError:
+                seen = []  # the restart reads what the lost race left behind, already in the cache
                 await workflow.sleep(
                     min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
                 )
@@ -202,43 +212,69 @@ class LLMInferenceServiceWorkflow:
             f"the writes of {self._key} kept conflicting with other writers", type="Conflicts"
         )
 
-    async def _plan_and_apply(self, report: PreconditionReport) -> PassSummary:
-        snapshot: ClusterSnapshot = await self._activity(
-            RouterActivities.fetch_gateways,
-            FetchInput(key=self._key, installed=report.installed),
-            f"read the gateways, routes and pools of {self._key}",
-        )
-        if snapshot.service is None:
-            self._state.gone = True
-            return PassSummary(outcome="gone", finished_at=workflow.now())
+    async def _plan_and_apply(self, seen: list[SeenVersion]) -> PassSummary:
+        """``fetch_gateways``; then, only if there is something to do, the writes and the status."""
         now = workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-        planned: PlanResult = await self._activity(
-            RouterActivities.plan_pass, PlanInput(snapshot=snapshot, now=now), f"plan the pass of {self._key}"
+        decision = await self._activity(
+            RouterActivities.fetch_gateways,
+            FetchInput(key=self._key, now=now, wait_for=seen),
+            f"read and plan the pass of {self._key}",
         )
+        if decision.gone:
+            self._state.gone = True
+            return PassSummary(outcome=PassOutcome.GONE, finished_at=workflow.now())
+        self._note_service(decision)
+        written, rejected = await self._write_phases(decision)
+        if rejected is None and decision.status is None:
+            return summaries.pass_summary(decision, written, False, workflow.now())
+        evaluated: EvaluateResult = await self._activity(
+            RouterActivities.evaluate_conditions,
+            EvaluateInput(
+                key=self._key,
+                uid=decision.uid,
+                now=now,
+                status=decision.status if rejected is None else None,
+                rejected=rejected,
+            ),
+            f"evaluate the conditions of {self._key}"
+            + (f" after the API refused to write {rejected.ref.kind}" if rejected else ""),
+        )
+        if rejected is None:
+            return summaries.pass_summary(decision, written, evaluated.written, workflow.now())
+        return summaries.pass_summary(
+            decision,
+            written,
+            evaluated.written,
+            workflow.now(),
+            outcome=evaluated.outcome,
+            message=evaluated.message,
+            conditions=evaluated.conditions,
+            url=evaluated.url,
+        )
+
+    def _note_service(self, decision: PassDecision) -> None:
+        pass_telemetry.note_generation(decision.generation)
+        if self._state.uid is not None and decision.uid != self._state.uid:
+            workflow.logger.info("%s was deleted and created again (uid %s)", self._key, decision.uid)
+        self._state.uid = decision.uid
+
+    async def _write_phases(self, decision: PassDecision) -> tuple[int, RejectedWrite | None]:
+        """The writes, phase by phase in KServe's order; a refused write ends them."""
         written = 0
         for phase, method in PHASE_ACTIVITIES:
-            ops = planned.phases.get(phase.value)
+            ops = decision.writes.get(phase.value)
             if not ops:
                 continue
-            result = await self._write(
-                method, ApplyInput(key=self._key, writes=ops), summaries.describe_writes(ops)
-            )
+            request = ApplyInput(key=self._key, uid=decision.uid, writes=ops)
+            result = await self._write(method, request, summaries.describe_writes(ops))
             written += result.written
             if result.rejected is not None:
-                planned = await self._activity(
-                    RouterActivities.plan_pass,
-                    PlanInput(snapshot=snapshot, now=now, rejected=[result.rejected]),
-                    f"plan the status after the API refused to write {result.rejected.ref.kind}",
-                )
-                break
-        status = await self._activity(
-            RouterActivities.write_status,
-            StatusInput(key=self._key, uid=report.uid, status=planned.plan.status),
-            f"write the status of {self._key}",
-        )
-        return summaries.pass_summary(planned.plan, written, status.written, workflow.now())
+                return written, result.rejected
+        return written, None
 
-    async def _write(self, method: Any, request: ApplyInput, summary: str) -> Any:
+    async def _write(
+        self, method: MethodSyncSingleParam[Any, ApplyInput, ApplyResult], request: ApplyInput, summary: str
+    ) -> ApplyResult:
         try:
             return await self._activity(method, request, summary)
         except ActivityError as err:
@@ -246,12 +282,8 @@ class LLMInferenceServiceWorkflow:
                 raise _PassRestartError from err
             raise
 
-    async def _activity(self, method: Any, arg: Any, summary: str) -> Any:
-        return await workflow.execute_activity_method(
-            method,
-            arg,
-            start_to_close_timeout=ATTEMPT_TIMEOUT,
-            schedule_to_close_timeout=ACTIVITY_DEADLINE,
-            retry_policy=ACTIVITY_RETRY,
-            summary=summary,
-        )
+    async def _activity(
+        self, method: MethodSyncSingleParam[Any, ArgT, ResultT], arg: ArgT, summary: str
+    ) -> ResultT:
+        options = workflow.ActivityConfig(**ACTIVITY_OPTIONS, summary=summary)
+        return await workflow.execute_activity_method(method, arg, **options)

@@ -4,29 +4,33 @@ Temporal UI displays for each service's workflow."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
-from activities.models import ServiceKey
-from router_core.passes import PassPlan
+from activities.models import ConditionState, PassDecision, PassOutcome, ServiceKey
 from router_core.phases import WriteOp
 from workflows.models import PassSummary, WorkflowState
 
 
-def pass_summary(plan: PassPlan, written: int, status_written: bool, now: datetime) -> PassSummary:
-    conditions = {}
-    for cond in plan.status.get("conditions") or []:
-        status = cond.get("status", "")
-        conditions[cond.get("type", "")] = f"{status}({cond['reason']})" if cond.get("reason") else status
-    return PassSummary(
-        outcome=plan.outcome.value,
-        message=plan.message,
-        conditions=conditions,
-        url=plan.status.get("url"),
+def pass_summary(
+    decision: PassDecision, written: int, status_written: bool, now: datetime, **replanned: Any
+) -> PassSummary:
+    """The summary of a planned pass; ``replanned`` overrides (outcome, message, conditions, url) after a
+    write the API server refused."""
+    conditions: dict[str, ConditionState] = replanned.pop("conditions", None) or decision.conditions
+    ready = conditions.get("RouterReady")
+    summary = PassSummary(
+        outcome=decision.outcome,
+        message=decision.message,
+        router_ready=ready.status if ready is not None else "Unknown",
+        conditions={name: str(state) for name, state in conditions.items()},
+        url=decision.url,
         writes=written,
         status_written=status_written,
         finished_at=now,
     )
+    return summary.model_copy(update={k: v for k, v in replanned.items() if v is not None})
 
 
 def failed_pass(err: ActivityError | ApplicationError, now: datetime) -> PassSummary:
@@ -36,7 +40,7 @@ def failed_pass(err: ActivityError | ApplicationError, now: datetime) -> PassSum
     kind = cause.type if isinstance(cause, ApplicationError) and cause.type else "error"
     # str() of a FailureError already starts with its type: take the bare message to say it once.
     message = cause.message if isinstance(cause, FailureError) else err.message
-    return PassSummary(outcome="error", message=f"{kind}: {message}", finished_at=now)
+    return PassSummary(outcome=PassOutcome.ERROR, message=f"{kind}: {message}", finished_at=now)
 
 
 def describe_writes(ops: list[WriteOp]) -> str:
@@ -51,7 +55,7 @@ def details_markdown(key: ServiceKey, state: WorkflowState) -> str:
         return "\n".join([*lines, "No pass has run yet."])
     when = f" at {last.finished_at:%Y-%m-%d %H:%M:%S} UTC" if last.finished_at else ""
     lines += [
-        f"**Last pass:** {last.outcome}{when} (pass {state.pass_count})",
+        f"**Last pass:** {last.outcome.value}{when} (pass {state.pass_count})",
         f"**URL:** {last.url or '—'}",
         "",
         "| condition | status |",

@@ -17,14 +17,16 @@ import yaml
 from kubernetes import client as k8s
 
 from activities.kube_api import KubeClusterApi
-from activities.models import ApplyInput, FetchInput, PlanInput, ServiceKey, StatusInput, StopInput
+from activities.models import ApplyInput, EvaluateInput, FetchInput, ServiceKey, StopInput
 from activities.router_activities import RouterActivities
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
+from cluster_cache.cache import ClusterCache
+from cluster_cache.targets import start_worker_cache
 from router_core.config import Environment
 from router_core.phases import Phase
 from watcher.model import ServiceSignal, Tuning
-from watcher.runner import watch_and_signal
+from watcher.runner import stop_cache, watch_and_signal
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER_AGENT, WATCHER_AGENT = "llmisvc-router-worker", "llmisvc-router-watcher"
@@ -64,17 +66,16 @@ def used(server: StandinApiServer, agent: str) -> set[Permission]:
 
 def run_pass(activities: RouterActivities) -> None:
     """One pass, activity by activity, as LLMInferenceServiceWorkflow runs it."""
-    report = activities.check_preconditions(KEY)
-    snapshot = activities.fetch_gateways(FetchInput(key=KEY, installed=report.installed))
-    planned = activities.plan_pass(PlanInput(snapshot=snapshot, now=NOW))
+    time.sleep(0.3)  # let the cache's watches deliver the last change, as a trigger's wait would
+    decision = activities.fetch_gateways(FetchInput(key=KEY, now=NOW))
     for phase, write in (
         (Phase.SCHEDULER, activities.reconcile_scheduler),
         (Phase.ROUTES, activities.reconcile_routes),
         (Phase.MIGRATION, activities.attempt_v1_migration),
     ):
-        if ops := planned.phases.get(phase.value):
-            write(ApplyInput(key=KEY, writes=ops))
-    activities.write_status(StatusInput(key=KEY, uid=report.uid, status=planned.plan.status))
+        if ops := decision.writes.get(phase.value):
+            write(ApplyInput(key=KEY, uid=decision.uid, writes=ops))
+    activities.evaluate_conditions(EvaluateInput(key=KEY, uid=decision.uid, now=NOW, status=decision.status))
 
 
 def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
@@ -116,7 +117,18 @@ def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
 def exercise_worker(server: StandinApiServer, custom: k8s.CustomObjectsApi) -> None:
     """Create, update (a new model name and pool port change the route, pools and EPP Service), migrate
     to the v1 pool group, stop and resume."""
-    activities = RouterActivities(KubeClusterApi(server.api_client(WORKER_AGENT)), Environment())
+    api_client = server.api_client(WORKER_AGENT)
+    cache = start_worker_cache(api_client, [], Environment())
+    try:
+        _exercise_worker(server, custom, RouterActivities(KubeClusterApi(api_client), cache, Environment()))
+    finally:
+        cache.stop()
+        cache.join(5)
+
+
+def _exercise_worker(
+    server: StandinApiServer, custom: k8s.CustomObjectsApi, activities: RouterActivities
+) -> None:
     run_pass(activities)  # creates route, pools, EPP Service; writes status
     scheduler = {
         "pool": {"spec": {"targetPorts": [{"number": 9000}]}},
@@ -149,10 +161,12 @@ def exercise_watcher(server: StandinApiServer, custom: k8s.CustomObjectsApi) -> 
         stop = asyncio.Event()
         api_client = server.api_client(WATCHER_AGENT)
         tuning = Tuning(watch_timeout_seconds=5, backoff_first=0.05, debounce_seconds=0.01, sync_timeout=5)
-        task = asyncio.create_task(watch_and_signal(api_client, Discard(), [], Environment(), stop, tuning))
+        cache = ClusterCache(api_client, tuning)
+        task = asyncio.create_task(watch_and_signal(cache, Discard(), [], Environment(), stop, tuning))
         await asyncio.sleep(2)
         stop.set()
         await task
+        await stop_cache(cache)
 
     asyncio.run(watch_for_a_while())
 

@@ -28,11 +28,13 @@ from activities.router_activities import RouterActivities
 from apiserver_standin.gateway_controller import SimulatedGatewayController
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
+from cluster_cache.cache import ClusterCache
+from cluster_cache.targets import start_worker_cache
 from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning
-from watcher.runner import run_watcher
+from watcher.runner import run_watcher, stop_cache
 from worker.factory import build_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import PassSummary, ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
@@ -199,7 +201,10 @@ async def running_stack(
                 ThreadPoolExecutor(max_workers=8, thread_name_prefix="activity")
             )
             task_queue = f"integration-{suffix}"
-            activities = RouterActivities(worker_api, world.ENV)
+            # Worker and watcher as separate processes would run them: each with its own cache.
+            cache = start_worker_cache(worker_client, [], world.ENV, tuning)
+            stack_exit.push_async_callback(stop_cache, cache)
+            activities = RouterActivities(worker_api, cache, world.ENV)
             await stack_exit.enter_async_context(
                 build_worker(temporal, task_queue, activities, executor, max_concurrent_activities=8)
             )
@@ -208,8 +213,10 @@ async def running_stack(
             if watcher:
                 settings = OrchestratorSettings(task_queue=task_queue, resync_seconds=resync_seconds)
                 stop = asyncio.Event()
+                watcher_cache = ClusterCache(watcher_client, tuning)
+                stack_exit.push_async_callback(stop_cache, watcher_cache)
                 task = asyncio.create_task(
-                    run_watcher(watcher_client, temporal, settings, world.ENV, stop, tuning)
+                    run_watcher(watcher_cache, temporal, settings, world.ENV, stop, tuning)
                 )
                 stack_exit.push_async_callback(_stop_task, stop, task)
             yield stack

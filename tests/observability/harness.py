@@ -21,10 +21,12 @@ from activities.cluster_api import Wire
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver
+from cluster_cache.cache import ClusterCache
+from cluster_cache.targets import start_worker_cache
 from router_core.kube import LLMISVC
 from tests.integration import world
 from watcher.model import Tuning
-from watcher.runner import run_watcher
+from watcher.runner import run_watcher, stop_cache
 from worker import telemetry
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
@@ -84,15 +86,17 @@ async def running_orchestrator(client: Client, *, watcher: bool = False) -> Asyn
             stack.callback(worker_client.close)
             api = KubeClusterApi(worker_client, ApiTelemetry(telemetry.metric_meter(client)))
             stop = asyncio.Event()
-            tasks = [asyncio.create_task(run_worker(client, api, settings, world.ENV, stop))]
+            cache = start_worker_cache(worker_client, settings.namespaces, world.ENV)
+            stack.push_async_callback(stop_cache, cache)
+            tasks = [asyncio.create_task(run_worker(client, api, cache, settings, world.ENV, stop))]
             if watcher:
                 watcher_client = server.api_client("llmisvc-router/watcher")
                 stack.callback(watcher_client.close)
                 tuning = Tuning(debounce_seconds=0.05)
+                watcher_cache = ClusterCache(watcher_client, tuning)
+                stack.push_async_callback(stop_cache, watcher_cache)
                 tasks.append(
-                    asyncio.create_task(
-                        run_watcher(watcher_client, client, settings, world.ENV, stop, tuning)
-                    )
+                    asyncio.create_task(run_watcher(watcher_cache, client, settings, world.ENV, stop, tuning))
                 )
             orchestrator = Orchestrator(client, server, kube, settings, namespace)
             stack.push_async_callback(_stop, stop, tasks, orchestrator)

@@ -87,7 +87,8 @@ async def test_a_services_workflow_is_found_by_search_attribute_and_shows_summar
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (Debian's package)"
     client = ui_server.client
     with ThreadPoolExecutor(max_workers=4) as executor:
-        activities = RouterActivities(FakeCluster(world.minimal_world()), world.ENV)
+        cluster = FakeCluster(world.minimal_world())
+        activities = RouterActivities(cluster, cluster, world.ENV)
         async with build_worker(client, TASK_QUEUE, activities, executor, max_concurrent_activities=4):
             starter = await WorkflowStarter.create(client, TASK_QUEUE, resync_seconds=600)
             assert starter.with_search_attributes, "the dev server should have the search attributes"

@@ -12,9 +12,10 @@ from typing import Any
 from kubernetes import client as k8s
 
 from apiserver_standin.server import StandinApiServer
+from cluster_cache.cache import ClusterCache
 from router_core.config import Environment
 from watcher.model import ServiceSignal, Tuning
-from watcher.runner import watch_and_signal
+from watcher.runner import stop_cache, watch_and_signal
 
 ENV = Environment(kserve_namespace="kserve")
 FAST = Tuning(
@@ -114,7 +115,8 @@ async def watching(
         k8s.CustomObjectsApi(server.client).create_namespaced_custom_object(
             *SERVING[:2], spaces[0], SERVING[2], canary
         )
-    task = asyncio.create_task(watch_and_signal(server.client, signaller, namespaces, ENV, stop, tuning))
+    cache = ClusterCache(server.client, tuning)
+    task = asyncio.create_task(watch_and_signal(cache, signaller, namespaces, ENV, stop, tuning))
     harness = Harness(server, signaller, stop, task)
     try:
         if wait_ready:
@@ -127,6 +129,7 @@ async def watching(
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)
+        await stop_cache(cache)
 
 
 def service(name: str, router: dict[str, Any] | None = None) -> dict[str, Any]:

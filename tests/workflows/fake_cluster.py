@@ -1,8 +1,9 @@
 """An in-memory Kubernetes API for workflow tests: the only thing faked is I/O.
 
-``FakeCluster`` implements ``activities.cluster_api.ClusterApi`` with the few API-server rules the
-activities rely on (uids, resourceVersions and 409 on a stale write, 404 as "absent", discovery of served
-kinds), so the production ``RouterActivities`` and the real planning core run unchanged on top of it.
+``FakeCluster`` implements ``activities.cluster_api.ClusterApi``, and ``ClusterView`` as a cache that
+is always synced and never behind (its reads are the API's, faults and holds included), with the few
+API-server rules the activities rely on (uids, resourceVersions and 409 on a stale write, 404 as
+"absent", discovery of served kinds), so the production ``RouterActivities`` and the real planning core run unchanged on top of it.
 Tests change the world directly (``put``, ``remove``, ``served``) and queue faults (``fail``) or hold a
 call (``hold``) to control what the activities see.
 """
@@ -17,11 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from activities.cluster_api import ApiError, Wire
-from activities.router_activities import DISCOVERED_TYPES
-from router_core.kube import LLMISVC, ObjectKey, ResourceType, key_of
+from cluster_cache.model import SeenVersion
+from router_core.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
+
+#: The kinds that need a CRD: the ones ``served`` can take away.
+DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]
 
 #: The operations of ``ClusterApi``, as faults and holds name them.
-OPERATIONS = frozenset({"get", "list", "served", "create", "replace", "replace_status", "patch", "delete"})
+#: ``sync`` is the cache's "wait until synced", which ``fetch_gateways`` calls first, once per pass.
+OPERATIONS = frozenset(
+    {"sync", "get", "list", "served", "create", "replace", "replace_status", "patch", "delete"}
+)
 HOLD_TIMEOUT = 30.0  # a held call gives up after this long, so a failing test cannot hang the worker
 
 
@@ -180,6 +187,39 @@ class FakeCluster:
         with self._lock:
             if self._objects.pop(ObjectKey(type_, namespace, name), None) is not None:
                 self.writes.append(f"delete {type_.kind} {namespace}/{name}")
+
+    # -- ClusterView: a cache that is never behind -----------------------------------------------------
+
+    def wait_synced(self, timeout: float) -> bool:
+        self._enter("sync", None)
+        return True
+
+    def unsynced(self) -> list[str]:
+        return []
+
+    def wait_for(self, seen: Iterable[SeenVersion], timeout: float) -> list[SeenVersion]:
+        return []
+
+    def is_installed(self, type_: ResourceType) -> bool:
+        return self._is_served(type_)
+
+    def knows(self, type_: ResourceType, namespace: str, name: str) -> bool:
+        return True
+
+    def covers_list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> bool:
+        return True
+
+    def list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]:
+        return self.list_objects(type_, namespace, labels)
+
+    def observe(self, type_: ResourceType, obj: Wire) -> None:
+        pass
+
+    def observe_absent(self, type_: ResourceType, namespace: str, name: str) -> None:
+        pass
+
+    def observe_deleted(self, type_: ResourceType, namespace: str, name: str) -> None:
+        pass
 
     # -- rules ----------------------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ async def continued_as_new_with(client: Client, workflow_id: str, run_id: str) -
 
 async def test_continue_as_new_when_suggested_drains_handlers_and_carries_the_state(dev_client):
     cluster = FakeCluster(world.minimal_world())
-    first_pass = cluster.hold("served")
+    first_pass = cluster.hold("sync")
     async with harness.running_service(dev_client, cluster) as svc:
         first_run = svc.handle.result_run_id
         assert first_run is not None
@@ -55,7 +55,7 @@ async def test_continue_as_new_when_suggested_drains_handlers_and_carries_the_st
             ReconcileSignal(reason="user asked"),
             wait_for_stage=WorkflowUpdateStage.ACCEPTED,
         )
-        update_pass = cluster.hold("served")
+        update_pass = cluster.hold("sync")
         cluster.release(first_pass)
         # …is still running its own pass when the first pass ends and continue-as-new is suggested.
         assert await asyncio.to_thread(update_pass.reached.wait, harness.WAIT)

@@ -50,7 +50,7 @@ def _not_reconciling_worlds() -> list[object]:
 
 def _failing_forever(error: ApiError) -> FakeCluster:
     cluster = FakeCluster(world.minimal_world())
-    cluster.fail("served", error, times=1_000)
+    cluster.fail("get", error, times=1_000, kind="LLMInferenceService")
     return cluster
 
 
@@ -125,15 +125,12 @@ async def test_write_conflict_restarts_the_pass_from_fetch_gateways_and_converge
 
     assert cluster.failed == ["create HTTPRoute: 409"]
     assert harness.names(runs) == [
-        "check_preconditions",
         "fetch_gateways",
-        "plan_pass",
         "reconcile_scheduler",
         "reconcile_routes",  # lost the race
-        "fetch_gateways",
-        "plan_pass",
+        "fetch_gateways",  # re-read, re-planned
         "reconcile_routes",
-        "write_status",  # re-read, re-planned
+        "evaluate_conditions",
     ]
     assert [r.attempt for r in runs] == [1] * len(runs), "a conflict is not retried with stale writes"
     assert state.pass_count == 1 and state.last is not None and state.last.outcome == "reconciled"
@@ -208,13 +205,10 @@ async def test_write_refused_with_a_4xx_is_replanned_with_rejected_and_the_statu
         runs = await history.activity_runs(svc.handle)
 
     assert harness.names(runs) == [
-        "check_preconditions",
         "fetch_gateways",
-        "plan_pass",
         "reconcile_scheduler",
         "reconcile_routes",
-        "plan_pass",  # re-planned with the refusal
-        "write_status",
+        "evaluate_conditions",  # re-planned with the refusal
     ]
     assert all(r.attempt == 1 for r in runs), "a refused write is not retried"
     stored = cluster.read(LLMISVC, world.NAMESPACE, world.NAME)

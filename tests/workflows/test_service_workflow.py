@@ -53,12 +53,20 @@ async def test_resync_timer_runs_a_pass_after_resync_seconds_without_a_trigger(e
     first, second = harness.pass_starts(runs)
     assert second.scheduled - first.scheduled >= RESYNC
     assert state.last is not None and state.last.writes == 0, "a resync of a settled world writes nothing"
-    assert harness.names(runs).count("write_status") == 2 and state.last.status_written is False
+    # The resync of a settled world is one activity: nothing to write, the status unchanged.
+    assert harness.names(runs) == [
+        "fetch_gateways",
+        "reconcile_scheduler",
+        "reconcile_routes",
+        "evaluate_conditions",
+        "fetch_gateways",
+    ]
+    assert state.last.status_written is False
 
 
 async def test_reconcile_signals_sent_during_a_pass_are_coalesced_into_one_following_pass(client):
     cluster = FakeCluster(world.minimal_world())
-    held = cluster.hold("served")  # check_preconditions of the first pass
+    held = cluster.hold("sync")  # fetch_gateways of the first pass
     async with harness.running_service(client, cluster) as svc:
         assert await asyncio.to_thread(held.reached.wait, harness.WAIT)
         for reason in ("HTTPRoute changed", "Gateway changed", "InferencePool changed"):
@@ -141,7 +149,7 @@ async def test_stop_then_resume_set_and_remove_the_stop_annotation_before_the_pa
     # Each stop/resume is carried out first in its pass, before the service is read for the pass.
     order = harness.names(runs)
     second, third = [i for i, name in enumerate(order) if name == "set_stop_annotation"]
-    assert order[second + 1] == order[third + 1] == "check_preconditions"
+    assert order[second + 1] == order[third + 1] == "fetch_gateways"
     assert order.count("set_stop_annotation") == 2
 
 
@@ -173,29 +181,29 @@ async def test_workflow_completes_when_the_service_is_gone(client):
 
     assert result.passes == 2
     assert "gone" in result.reason
-    assert harness.names(runs)[-1] == "check_preconditions", (
+    assert harness.names(runs)[-1] == "fetch_gateways", (
         "nothing is read or written for a service that is gone"
     )
 
 
 async def test_workflow_completes_when_the_service_is_gone_between_reads(client):
     cluster = FakeCluster(world.minimal_world())
-    held = cluster.hold("served")
+    held = cluster.hold("sync")
     async with harness.running_service(client, cluster) as svc:
         assert await asyncio.to_thread(held.reached.wait, harness.WAIT)
-        cluster.remove(LLMISVC, world.NAMESPACE, world.NAME)  # after check_preconditions read it
+        cluster.remove(LLMISVC, world.NAMESPACE, world.NAME)  # while fetch_gateways reads it
         cluster.release(held)
         result = await asyncio.wait_for(svc.handle.result(), harness.WAIT)
         runs = await history.activity_runs(svc.handle)
 
     assert result.passes == 1
-    assert harness.names(runs) == ["check_preconditions", "fetch_gateways"]
+    assert harness.names(runs) == ["fetch_gateways"]
     assert cluster.writes == []
 
 
 async def test_reconcile_now_accepted_before_the_service_is_gone_reports_gone_before_completing(client):
     cluster = FakeCluster(world.minimal_world())
-    held = cluster.hold("served")
+    held = cluster.hold("sync")
     async with harness.running_service(client, cluster) as svc:
         assert await asyncio.to_thread(held.reached.wait, harness.WAIT)
         cluster.remove(LLMISVC, world.NAMESPACE, world.NAME)

@@ -1,10 +1,11 @@
-"""List+watch loops over the Kubernetes API, one thread per collection; the only watcher module that
-imports the ``kubernetes`` client.
+"""List+watch loops over the Kubernetes API, one thread per collection: the informers behind the
+cluster cache. With ``activities.kube_api``, the only module that imports the ``kubernetes`` client.
 
-Each loop keeps the last state it knows of every object, so nothing is missed whatever happens to the
-stream: a watch that ends or breaks is resumed from the last resourceVersion seen (bookmarks included);
-when the server answers 410 Gone the loop lists again and reports the difference from what it knew —
-additions, changes (another resourceVersion) and deletions. A kind that is not served (its CRD is not
+Each loop keeps the last state it knows of every object in a :class:`~cluster_cache.store.TargetStore`
+(which the cache reads), so nothing is missed whatever happens to the stream: a watch that ends or
+breaks is resumed from the last resourceVersion seen (bookmarks included); when the server answers 410
+Gone the loop lists again and reports the difference from what it knew — additions, changes (another
+resourceVersion) and deletions. A kind that is not served (its CRD is not
 installed: 404) reads as an empty collection and is polled with backoff until it appears; a CRD event
 can :meth:`~ResourceWatch.wake` the loop so it does not wait out the backoff. Other failures (connection
 refused, 5xx, 403) back off exponentially up to a cap. Events are handed to ``emit`` from the loop's
@@ -27,7 +28,8 @@ from kubernetes import client as k8s
 from kubernetes.watch.watch import iter_resp_lines
 
 from activities.kube_api import collection_path
-from watcher.model import ADDED, DELETED, MODIFIED, Tuning, WatchEvent, WatchTarget, Wire
+from cluster_cache.model import ADDED, DELETED, MODIFIED, Tuning, WatchEvent, WatchTarget, Wire
+from cluster_cache.store import TargetStore, object_key, resource_version
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +84,7 @@ class ResourceWatch:
         self._api_client = api_client
         self._emit = emit
         self._tuning = tuning
-        self._known: dict[Key, Wire] = {}
+        self.store = TargetStore()
         self._version: str | None = None  # resume point; None: list (again) first
         self._listed = False
         self._stopping = threading.Event()
@@ -155,17 +157,20 @@ class ResourceWatch:
         finally:
             response.release_conn()
         initial = not self._listed
-        current = {_key(obj): obj for obj in (self._stamp(item) for item in body.get("items") or [])}
+        current = {object_key(obj): obj for obj in (self._stamp(item) for item in body.get("items") or [])}
+        known = self.store.snapshot()
+        # The store changes before the events go out, so a listener that reads the cache on an event
+        # sees at least that event's state.
+        self.store.replace_all(current)
         for key, obj in current.items():
-            old = self._known.get(key)
+            old = known.get(key)
             if old is None:
                 event = WatchEvent(ADDED, self.target.resource, obj, initial=initial, relisted=not initial)
                 self._report(event)
-            elif _version(old) != _version(obj):
+            elif resource_version(old) != resource_version(obj):
                 self._report(WatchEvent(MODIFIED, self.target.resource, obj, old, relisted=True))
-        for key in sorted(set(self._known) - set(current)):
-            self._report(WatchEvent(DELETED, self.target.resource, self._known[key], None, relisted=True))
-        self._known = current
+        for key in sorted(set(known) - set(current)):
+            self._report(WatchEvent(DELETED, self.target.resource, known[key], None, relisted=True))
         self._listed = True
         self.synced.set()
         self._version = str((body.get("metadata") or {}).get("resourceVersion") or "")
@@ -210,28 +215,29 @@ class ResourceWatch:
                 raise _Gone()
             raise _FailedError(f"watch error {code}: {obj.get('message')}")
         if kind == "BOOKMARK":
-            return _version(obj) or None
+            return resource_version(obj) or None
         if kind not in (ADDED, MODIFIED, DELETED):
             return None
         obj = self._stamp(obj)
-        key = _key(obj)
-        old = self._known.get(key)
-        if kind != DELETED and old is not None and _version(old) == _version(obj):
-            return _version(obj) or None  # seen already (a replayed event): not a change
+        key = object_key(obj)
+        old = self.store.get(key)
+        if kind != DELETED and old is not None and resource_version(old) == resource_version(obj):
+            return resource_version(obj) or None  # seen already (a replayed event): not a change
         if kind == DELETED:
-            self._known.pop(key, None)
+            self.store.remove(key)
         else:
-            self._known[key] = obj
+            self.store.put(key, obj)
         # The stream's ADDED for an object already known (a resumed watch) is a modification.
         type_ = MODIFIED if kind == ADDED and old is not None else kind
         self._report(WatchEvent(type_, self.target.resource, obj, old if kind != DELETED else None))
-        return _version(obj) or None
+        return resource_version(obj) or None
 
     def _forget_all(self) -> None:
         """The kind is gone: every object once known is deleted."""
-        for key in sorted(self._known):
-            self._report(WatchEvent(DELETED, self.target.resource, self._known[key], relisted=True))
-        self._known = {}
+        known = self.store.snapshot()
+        self.store.replace_all({}, served=False)
+        for key in sorted(known):
+            self._report(WatchEvent(DELETED, self.target.resource, known[key], relisted=True))
 
     def _report(self, event: WatchEvent) -> None:
         if not self._stopping.is_set():
@@ -279,15 +285,6 @@ def _events(response: Any) -> Iterator[dict[str, Any]]:
     for line in iter_resp_lines(response):  # type: ignore[no-untyped-call]
         if line.strip():
             yield json.loads(line)
-
-
-def _key(obj: Wire) -> Key:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
-
-
-def _version(obj: Wire) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _message(data: bytes) -> str:

@@ -1,0 +1,47 @@
+"""The long-running processes wired together: the worker, the watcher, or both, over one cluster cache.
+
+``llmisvc-router worker`` lists and watches what its passes read; ``llmisvc-router run`` (and the dev
+stack) lets the watcher start the same cache's loops, in the order its start-up rule needs, so the
+process watches the cluster once and a pass never reads older state than the signal that started it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio.client import Client
+
+from activities.cluster_api import ClusterApi
+from cluster_cache.cache import ClusterCache
+from cluster_cache.model import Tuning
+from cluster_cache.targets import start_worker_cache
+from cluster_cache.watch_loop import ApiClient
+from router_core.config import Environment
+from watcher.runner import run_watcher, stop_cache
+from worker.process import run_worker
+from worker.settings import OrchestratorSettings
+
+
+async def serve(
+    temporal: Client,
+    api_client: ApiClient,
+    api: ClusterApi,
+    settings: OrchestratorSettings,
+    env: Environment,
+    stop: asyncio.Event,
+    *,
+    watch: bool,
+    tuning: Tuning | None = None,
+) -> None:
+    """Run the worker (and the watcher when ``watch``) until ``stop`` is set."""
+    if watch:
+        cache = ClusterCache(api_client, tuning)  # the watcher starts its loops, in its order
+        tasks = [run_watcher(cache, temporal, settings, env, stop, tuning)]
+    else:
+        cache = start_worker_cache(api_client, settings.namespaces, env, tuning)
+        tasks = []
+    tasks.append(run_worker(temporal, api, cache, settings, env, stop))
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        await stop_cache(cache)
