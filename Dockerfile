@@ -11,6 +11,7 @@ COPY pyproject.toml uv.lock README.md ./
 RUN uv sync --frozen --no-dev --no-install-project
 COPY router_core/ router_core/
 COPY activities/ activities/
+COPY cluster_cache/ cluster_cache/
 COPY workflows/ workflows/
 COPY worker/ worker/
 COPY watcher/ watcher/

@@ -1,8 +1,10 @@
 """What Temporal recorded of a service's workflow: its activities, in order, with the attempt that ended
-each one (retries show as ``attempt > 1`` in ``ActivityTaskStarted``)."""
+each one (retries show as ``attempt > 1`` in ``ActivityTaskStarted``). Local activities
+(``fetch_gateways``, ``evaluate_conditions``) are recorded as markers, which say the same."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -34,7 +36,20 @@ async def activity_runs(handle: Handle) -> list[ActivityRun]:
             started = event.activity_task_started_event_attributes
             name, when = scheduled[started.scheduled_event_id]
             runs.append(ActivityRun(name, when, event.event_time.ToDatetime(), started.attempt))
+        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            local = local_activity(event.marker_recorded_event_attributes)
+            if local is not None:
+                when = event.event_time.ToDatetime()  # the server's clock, which time skipping moves
+                runs.append(ActivityRun(local[0], when, when, local[1]))
     return runs
+
+
+def local_activity(marker: Any) -> tuple[str, int] | None:
+    """(activity type, attempt) of a ``core_local_activity`` marker; None for other markers."""
+    if marker.marker_name != "core_local_activity":
+        return None
+    data = json.loads(marker.details["data"].payloads[0].data)
+    return str(data["activity_type"]), int(data["attempt"])
 
 
 async def activity_names(handle: Handle) -> list[str]:

@@ -72,6 +72,16 @@ ACTIVITY_OPTIONS = workflow.ActivityConfig(
     schedule_to_close_timeout=ACTIVITY_DEADLINE,
     retry_policy=ACTIVITY_RETRY,
 )
+#: ``fetch_gateways`` and ``evaluate_conditions`` read the worker's own cache, so they run as local
+#: activities, inside the workflow task: a pass with nothing to do is one workflow task and one marker
+#: event, and asks neither the Temporal server to dispatch an activity nor the API server for anything.
+#: Retries short enough stay in the worker; longer back-offs become timers (the same retry policy).
+LOCAL_OPTIONS = workflow.LocalActivityConfig(
+    start_to_close_timeout=ATTEMPT_TIMEOUT,
+    schedule_to_close_timeout=ACTIVITY_DEADLINE,
+    retry_policy=ACTIVITY_RETRY,
+    local_retry_threshold=timedelta(seconds=10),
+)
 
 
 class _PassRestartError(Exception):
@@ -215,7 +225,7 @@ class LLMInferenceServiceWorkflow:
     async def _plan_and_apply(self, seen: list[SeenVersion]) -> PassSummary:
         """``fetch_gateways``; then, only if there is something to do, the writes and the status."""
         now = workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-        decision = await self._activity(
+        decision = await self._local_activity(
             RouterActivities.fetch_gateways,
             FetchInput(key=self._key, now=now, wait_for=seen),
             f"read and plan the pass of {self._key}",
@@ -227,7 +237,7 @@ class LLMInferenceServiceWorkflow:
         written, rejected = await self._write_phases(decision)
         if rejected is None and decision.status is None:
             return summaries.pass_summary(decision, written, False, workflow.now())
-        evaluated: EvaluateResult = await self._activity(
+        evaluated: EvaluateResult = await self._local_activity(
             RouterActivities.evaluate_conditions,
             EvaluateInput(
                 key=self._key,
@@ -287,3 +297,10 @@ class LLMInferenceServiceWorkflow:
     ) -> ResultT:
         options = workflow.ActivityConfig(**ACTIVITY_OPTIONS, summary=summary)
         return await workflow.execute_activity_method(method, arg, **options)
+
+    async def _local_activity(
+        self, method: MethodSyncSingleParam[Any, ArgT, ResultT], arg: ArgT, summary: str
+    ) -> ResultT:
+        options = workflow.LocalActivityConfig(**LOCAL_OPTIONS, summary=summary)
+        result: ResultT = await workflow.execute_local_activity_method(method, arg, **options)
+        return result

