@@ -3,7 +3,8 @@
 ``FakeCluster`` implements ``activities.cluster_api.ClusterApi``, and ``ClusterView`` as a cache that
 is always synced and never behind (its reads are the API's, faults and holds included), with the few
 API-server rules the activities rely on (uids, resourceVersions and 409 on a stale write, 404 as
-"absent", discovery of served kinds), so the production ``RouterActivities`` and the real planning core run unchanged on top of it.
+"absent", discovery of served kinds), so the production ``RouterActivities`` and the real planning
+core run unchanged on top of it.
 Tests change the world directly (``put``, ``remove``, ``served``) and queue faults (``fail``) or hold a
 call (``hold``) to control what the activities see.
 """
