@@ -1,0 +1,91 @@
+"""What a pass costs, pinned exactly on the real Temporal dev server, the API stand-in and the worker's
+cache: history events, workflow tasks, activities and API requests of a first pass and of a pass with
+nothing to do (docs/performance.md measures the same at scale)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+
+from tests.history import activity_runs
+from tests.integration.harness import running_stack
+from workflows.models import ReconcileSignal
+from workflows.service_workflow import LLMInferenceServiceWorkflow
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+NAME = "opt"
+E = EventType
+
+
+async def test_a_pass_with_nothing_to_do_is_one_workflow_task_one_activity_and_no_request(temporal):
+    async with running_stack(temporal, controller={}) as stack:
+        await stack.create_service(NAME)
+        await stack.make_scheduler_ready(NAME)
+        handle = await stack.start_workflow(NAME)
+        await stack.until_router_ready(NAME, drive=handle)
+        await asyncio.sleep(0.5)  # the controller's last reaction to the status write
+        settled = (await stack.state(handle)).pass_count
+        before = len((await handle.fetch_history()).events)
+        stack.server.counter.reset()
+
+        await handle.signal(LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="budget"))
+        state = await stack.passes(handle, settled + 1)
+        history = await handle.fetch_history()
+
+        new = history.events[before:]
+        kinds = [event.event_type for event in new]
+        payload = sum(event.ByteSize() for event in new)
+        requests = [
+            r for r in stack.server.counter.records(user_agent="llmisvc-router/") if r.verb != "watch"
+        ]
+
+    assert kinds == [
+        E.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+        E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+        E.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+        E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+        E.EVENT_TYPE_TIMER_CANCELED,
+        E.EVENT_TYPE_MARKER_RECORDED,  # fetch_gateways
+        E.EVENT_TYPE_TIMER_STARTED,
+    ]
+    assert payload <= 4096, f"{payload} bytes of history for a pass that did nothing"
+    assert requests == []
+    assert state.last is not None and (state.last.writes, state.last.status_written) == (0, False)
+
+
+async def test_a_first_pass_is_two_markers_two_activities_and_a_timer(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        handle = await stack.start_workflow(NAME)
+        await stack.passes(handle, 1)
+        history = await handle.fetch_history()
+        runs = await activity_runs(handle)
+
+    tasks = {E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, E.EVENT_TYPE_WORKFLOW_TASK_STARTED}
+    tasks.add(E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
+    kinds = Counter(event.event_type for event in history.events)
+    assert [e.event_type for e in history.events if e.event_type not in tasks] == [
+        E.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+        E.EVENT_TYPE_MARKER_RECORDED,  # fetch_gateways
+        E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,  # reconcile_scheduler
+        E.EVENT_TYPE_ACTIVITY_TASK_STARTED,
+        E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+        E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,  # reconcile_routes
+        E.EVENT_TYPE_ACTIVITY_TASK_STARTED,
+        E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+        E.EVENT_TYPE_MARKER_RECORDED,  # evaluate_conditions
+        E.EVENT_TYPE_TIMER_STARTED,
+    ]
+    # Three workflow tasks (19 events); sometimes the SDK asks for a fourth right after the first,
+    # which ran fetch_gateways as a local activity and scheduled an activity (22 events).
+    assert kinds[E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED] in (3, 4), kinds
+    assert [r.name for r in runs] == [
+        "fetch_gateways",
+        "reconcile_scheduler",
+        "reconcile_routes",
+        "evaluate_conditions",
+    ]
