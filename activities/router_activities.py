@@ -51,6 +51,7 @@ CACHE_NOT_SYNCED = "ClusterCacheNotSynced"
 #: (then it reads those objects from the API instead).
 SYNC_TIMEOUT = 20.0
 FRESHNESS_TIMEOUT = 5.0
+STATUS_CONFLICT_RETRIES = 3
 
 
 @contextmanager
@@ -221,11 +222,7 @@ class RouterActivities:
                 rejected = {request.rejected.ref: request.rejected.error}
                 plan = passes.plan_pass(_service(raw, request.key), reader, self.env, request.now, rejected)
                 status = plan.status
-            stored = raw.get("status") or {}
-            merged = merge_status(stored, status)
-            written = merged != stored
-            if written:
-                self._write_status(raw, merged)
+            written = self._write_status(raw, status)
         return EvaluateResult(
             written=written,
             outcome=PassOutcome(plan.outcome.value) if plan is not None else None,
@@ -234,17 +231,30 @@ class RouterActivities:
             url=status.get("url"),
         )
 
-    def _write_status(self, raw: Wire, status: dict[str, Any]) -> None:
-        try:
-            written = self.api.replace_status(LLMISVC, {**raw, "status": status})
-        except ApiError as err:
-            if err.status == 409:  # someone wrote the service meanwhile: retry on its latest version
+    def _write_status(self, raw: Wire, planned: dict[str, Any]) -> bool:
+        """Merge the router's part into the stored status and write it if it changed. A conflict (someone
+        wrote the service since it was read) is answered as client-go's RetryOnConflict does: read the
+        latest object, merge again, write again; only a conflict that keeps coming is left to Temporal."""
+        for attempt in range(STATUS_CONFLICT_RETRIES + 1):
+            stored = raw.get("status") or {}
+            merged = merge_status(stored, planned)
+            if merged == stored:
+                return False
+            try:
+                written = self.api.replace_status(LLMISVC, {**raw, "status": merged})
+            except ApiError as err:
                 meta = raw.get("metadata") or {}
-                found = self.api.get(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
-                if found is not None:
-                    self.view.observe(LLMISVC, found)
-            raise
-        self.view.observe(LLMISVC, written)
+                if err.status != 409 or attempt == STATUS_CONFLICT_RETRIES:
+                    raise
+                latest = self.api.get(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
+                if latest is None or (latest.get("metadata") or {}).get("uid") != meta.get("uid"):
+                    return False  # gone or replaced meanwhile: nothing of ours to write
+                self.view.observe(LLMISVC, latest)
+                raw = latest
+                continue
+            self.view.observe(LLMISVC, written)
+            return True
+        return False
 
     # --- stop and resume -----------------------------------------------------------------------------
 

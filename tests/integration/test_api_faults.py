@@ -48,11 +48,6 @@ TRANSIENT = {
         {"verb": "update", "resource": "llminferenceservices", "subresource": "status", "status": 503},
         "evaluate_conditions",
     ),
-    # Another writer updated the service between the status read and write: read again, write again.
-    "409-writing-the-status": Fault(
-        {"verb": "update", "resource": "llminferenceservices", "subresource": "status", "status": 409},
-        "evaluate_conditions",
-    ),
     # Retry-After (3 s) wins over the retry policy's first interval (1 s).
     "429-with-retry-after": Fault(
         {"verb": "create", "resource": "httproutes", "status": 429, "retry_after": 3},
@@ -90,6 +85,25 @@ async def test_transient_api_error_is_retried_and_the_pass_converges(temporal, f
         run = retried(await activity_runs(handle), fault.activity)
         assert run.attempt == 2, run
         assert (run.started - run.scheduled).total_seconds() >= fault.min_delay, run
+
+
+async def test_status_conflict_is_retried_in_the_activity_on_the_latest_object(temporal):
+    """Another writer updated the service between the read and the status write: read it again, merge
+    again, write again (client-go's RetryOnConflict), without failing the activity attempt."""
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        status = {"verb": "update", "resource": "llminferenceservices", "subresource": "status"}
+        rule = stack.server.faults.inject(**status, status=409, times=1)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.status_written
+        assert "RouterReady" in await stack.conditions(NAME)
+        run = retried(await activity_runs(handle), "evaluate_conditions")
+        assert run.attempt == 1
+        puts = stack.server.counter.count(**status, user_agent=WORKER_AGENT)
+        assert puts == 2
 
 
 async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):

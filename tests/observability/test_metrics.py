@@ -74,7 +74,7 @@ async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(tem
 
     assert set(SDK_METRICS) <= metrics.names()
     activity_runs = metrics.value(
-        "temporal_activity_execution_latency_count", activity_type="evaluate_conditions"
+        "temporal_activity_execution_latency_count", activity_type="reconcile_routes"
     )
     assert (activity_runs or 0) >= 1
 
