@@ -88,7 +88,7 @@ class _PassRestartError(Exception):
     """A write lost a race with another writer: read the world again and plan anew."""
 
 
-@workflow.defn(name=WORKFLOW_NAME)
+@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
 class LLMInferenceServiceWorkflow:
     @workflow.init
     def __init__(self, request: ServiceWorkflowInput) -> None:
