@@ -20,6 +20,7 @@ DEFAULT_INGRESS_GATEWAY_NAME = "kserve-ingress-gateway"
 DEFAULT_HEADER_NAME = "X-Gateway-Model-Name"
 DEFAULT_WILDCARD_LABEL = "inference"
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
+DEFAULT_CONFIG_PREFIX = "kserve-"
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -48,6 +49,8 @@ class Environment(BaseModel):
     wildcard_label: str = DEFAULT_WILDCARD_LABEL
     cluster_domain: str = DEFAULT_CLUSTER_DOMAIN
     kserve_namespace: str = DEFAULT_KSERVE_NAMESPACE
+    #: ``LLM_INFERENCE_SERVICE_CONFIG_PREFIX``: the well-known configs are ``<prefix>config-llm-…``.
+    config_prefix: str = DEFAULT_CONFIG_PREFIX
 
 
 class RouterConfig(BaseModel):

@@ -171,6 +171,8 @@ class LLMInferenceServiceStatus(KubeModel):
     address: dict[str, Any] | None = None
     addresses: list[SourcedAddress] | None = None
     router: RouterStatus | None = None
+    #: The LLMInferenceServiceConfigs the last successful merge applied: ``{name, namespace, source}``.
+    applied_configs: list[dict[str, Any]] | None = None
 
 
 class LLMInferenceService(KubeObject):

@@ -245,8 +245,16 @@ def test_p3_only_installed_pool_versions_are_reconciled() -> None:
 
 
 def test_p7_empty_target_ports_fail_the_scheduler_step_without_crashing() -> None:
-    router: Wire = {"route": {}, "gateway": {}, "scheduler": {"pool": {"spec": {"targetPorts": []}}}}
-    plan = b.run(b.service(router=router), *_world())
+    # The merge omits an empty list the user gives, so only a scheduler config without targetPorts
+    # (here a namespace-local one overriding KServe's) reaches the check.
+    pool = {"spec": {"endpointPickerRef": {"kind": "Service", "name": "svc-epp-service"}, "targetPorts": []}}
+    scheduler_config = b.llmisvc_config(
+        "kserve-config-llm-scheduler",
+        "ns",
+        router={"scheduler": {"pool": pool, "template": {"containers": []}}},
+    )
+    router: Wire = {"route": {}, "gateway": {}, "scheduler": {}}
+    plan = b.run(b.service(router=router), *_world(), scheduler_config)
     assert plan.outcome == "failed"
     assert plan.message is not None and plan.message.startswith("failed to reconcile scheduler: ")
     assert "targetPorts is empty" in plan.message
