@@ -215,8 +215,8 @@ def test_a_missing_base_ref_on_a_stopped_service_is_a_warning_and_the_stop_clean
         (
             {"route": {"http": {"refs": [{"name": "mine"}]}}, "gateway": {}},
             None,
-            'spec.router.route.http.refs: Invalid value: [{"name":"mine"}]: unsupported configuration: custom HTTP '
-            "routes ('spec.router.route.http.refs') cannot be used with a managed gateway",
+            'spec.router.route.http.refs: Invalid value: [{"name":"mine"}]: unsupported configuration: '
+            "custom HTTP routes ('spec.router.route.http.refs') cannot be used with a managed gateway",
         ),
         (
             PRESETS,
