@@ -8,7 +8,7 @@ from router_core.config import Environment, RouterConfig
 from router_core.discovery import ResolvedGateway
 from router_core.gateway_api import HTTPRoute
 from router_core.gateways import collect_referenced_gateways
-from router_core.kube import HTTPROUTE
+from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
 from router_core.llmisvc import LLMInferenceService
 from router_core.routing_status import update_routing_status
 from router_core.state import PassWorld, Wire
@@ -21,7 +21,14 @@ def build_expected_route(world: PassWorld, svc: LLMInferenceService, config: Rou
     enabled = svc.http_has_spec() and routes.is_model_based_routing_enabled(
         svc, config, collect_referenced_gateways(world, svc)
     )
-    return routes.expected_http_route(svc, config, model_routing_enabled=enabled, current_route=current)
+    groups = frozenset(
+        group
+        for type_, group in ((POOL_V1, POOL_V1_GROUP), (POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP))
+        if world.is_installed(type_)
+    )
+    return routes.expected_http_route(
+        svc, config, model_routing_enabled=enabled, current_route=current, installed_pool_groups=groups
+    )
 
 
 def reconcile_http_routes(
