@@ -8,7 +8,7 @@ from router_core.config import Environment, RouterConfig
 from router_core.discovery import ResolvedGateway
 from router_core.gateway_api import HTTPRoute
 from router_core.gateways import collect_referenced_gateways
-from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
+from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1_GROUP, POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP
 from router_core.llmisvc import LLMInferenceService
 from router_core.routing_status import update_routing_status
 from router_core.state import PassWorld, Wire
