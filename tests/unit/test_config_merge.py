@@ -272,3 +272,16 @@ def test_fixing_the_missing_base_ref_recovers() -> None:
     presets = b.condition(plan, "PresetsCombined")
     assert presets is not None and presets["status"] == "True"
     assert b.applied(plan, "HTTPRoute")
+
+
+def test_why_8_a_route_over_gateway_apis_match_limit_is_not_written_and_status_says_why() -> None:
+    adapters = [{"name": f"adapter-{i}"} for i in range(13)]  # 5 path matches + 9 x 14 header matches
+    plan = b.run(b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": adapters}}), *_world())
+
+    assert b.applied(plan, "HTTPRoute") == []
+    cond = b.condition(plan, "HTTPRoutesReady")
+    assert cond is not None and cond["reason"] == "HTTPRouteReconcileError"
+    assert "ns/svc-kserve-route would have 131 matches across its rules, more than the 128" in cond["message"]
+    twelve = [{"name": f"adapter-{i}"} for i in range(12)]
+    plan = b.run(b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": twelve}}), *_world())
+    assert len(b.applied(plan, "HTTPRoute")) == 1
