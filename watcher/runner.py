@@ -64,11 +64,15 @@ def watch_targets(namespaces: Sequence[str], env: Environment) -> tuple[list[Wat
     for namespace in spaces:
         dependents += [
             WatchTarget(kube.HTTPROUTE, namespace),
+            WatchTarget(kube.LLMISVC_CONFIG, namespace),
             WatchTarget(kube.POOL_V1, namespace),
             WatchTarget(kube.POOL_V1ALPHA2, namespace),
             WatchTarget(kube.SERVICE, namespace, label_selector=MANAGED_SELECTOR),
             WatchTarget(kube.DEPLOYMENT, namespace, label_selector=MANAGED_SELECTOR),
         ]
+    if "" not in spaces and env.kserve_namespace not in spaces:
+        # The system namespace's configs serve every namespace.
+        dependents.append(WatchTarget(kube.LLMISVC_CONFIG, env.kserve_namespace))
     return dependents, [WatchTarget(kube.LLMISVC, namespace) for namespace in spaces]
 
 
