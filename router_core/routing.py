@@ -41,8 +41,8 @@ def _check_match_limit(route: HTTPRoute) -> None:
     count = sum(len(rule.matches or []) or 1 for rule in route.spec.rules or [])
     if count > MAX_ROUTE_MATCHES:
         raise RoutingError(
-            f"HTTPRoute {route.namespace}/{route.name} would have {count} matches across its rules, more than "
-            f"the {MAX_ROUTE_MATCHES} Gateway API allows; each LoRA adapter adds a copy of every "
+            f"HTTPRoute {route.namespace}/{route.name} would have {count} matches across its rules, "
+            f"more than the {MAX_ROUTE_MATCHES} Gateway API allows; each LoRA adapter adds a copy of every "
             "model-routing match: use fewer adapters or a route spec with fewer matches"
         )
 

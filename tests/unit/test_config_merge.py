@@ -235,7 +235,7 @@ def test_a_missing_base_ref_on_a_stopped_service_is_a_warning_and_the_stop_clean
 def test_why_5_a_merged_spec_the_validator_rejects_is_not_routed(
     router: Wire, model: Wire | None, message: str
 ) -> None:
-    spec = {"model": model} if model is not None else {}
+    spec: dict[str, Any] = {"model": model} if model is not None else {}
     plan = b.run(b.service(router=router, **spec), *_world())
 
     assert plan.apply == [] and plan.outcome == "failed"

@@ -333,7 +333,7 @@ _containers = st.lists(
             ),
         },
     ),
-    unique_by=lambda c: c["name"],
+    unique_by=lambda c: str(c["name"]),
     max_size=4,
 )
 _specs = st.fixed_dictionaries(
