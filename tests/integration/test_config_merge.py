@@ -32,7 +32,8 @@ def route_config(namespace: str, hostname: str) -> Wire:
 
 async def route_hostnames(stack: Stack, name: str) -> list[str] | None:
     route = await stack.get(HTTPROUTE, world.route_name(name))
-    return (route or {}).get("spec", {}).get("hostnames")
+    hostnames = (route or {}).get("spec", {}).get("hostnames")
+    return [str(h) for h in hostnames] if isinstance(hostnames, list) else None
 
 
 async def until_hostnames(stack: Stack, name: str, wanted: list[str], what: str) -> None:
