@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from router_core import config_merge
 from router_core.config import Environment
@@ -285,3 +287,32 @@ def test_why_8_a_route_over_gateway_apis_match_limit_is_not_written_and_status_s
     twelve = [{"name": f"adapter-{i}"} for i in range(12)]
     plan = b.run(b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": twelve}}), *_world())
     assert len(b.applied(plan, "HTTPRoute")) == 1
+
+
+_router_shapes = st.fixed_dictionaries(
+    {},
+    optional={
+        "route": st.sampled_from([{}, {"http": {"spec": {"hostnames": ["h.example.com"]}}}]),
+        "gateway": st.sampled_from([{}, {"refs": [{"name": INGRESS[1], "namespace": INGRESS[0]}]}]),
+        "scheduler": st.sampled_from([{}, {"template": {"serviceAccountName": "x"}}]),
+    },
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(router=_router_shapes, adapters=st.integers(0, 3))
+def test_property_a_pass_is_deterministic_and_an_empty_base_ref_changes_only_applied_configs(
+    router: Wire, adapters: int
+) -> None:
+    model = {"name": "m", "lora": {"adapters": [{"name": f"a{i}"} for i in range(adapters)]}}
+    plain = b.run(b.service(router=router, model=model), *_world())
+    assert b.run(b.service(router=router, model=model), *_world()) == plain
+    with_ref = b.run(
+        b.service(router=router, model=model, baseRefs=[{"name": "empty"}]),
+        *_world(),
+        b.llmisvc_config("empty", "ns"),
+    )
+    applied = with_ref.status.pop("appliedConfigs")
+    assert applied[-1] == {"name": "empty", "namespace": "ns", "source": "UserRef"}
+    plain.status.pop("appliedConfigs")
+    assert with_ref == plain
