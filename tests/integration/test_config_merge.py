@@ -43,6 +43,16 @@ async def until_hostnames(stack: Stack, name: str, wanted: list[str], what: str)
     await until(probe, what)
 
 
+async def until_applied(stack: Stack, name: str, entry: Wire) -> None:
+    """The status is written after the route: wait for it to list ``entry`` in ``appliedConfigs``."""
+
+    async def probe() -> bool | None:
+        applied = (await stack.service(name)).get("status", {}).get("appliedConfigs") or []
+        return True if entry in applied else None
+
+    await until(probe, f"status.appliedConfigs of {name} to list {entry}")
+
+
 async def test_a_config_edited_in_the_system_namespace_reaches_the_routes_of_its_services(temporal):
     async with running_stack(temporal, watcher=True) as stack:
         await stack.create(LLMISVC_CONFIG, route_config(world.KSERVE_NAMESPACE, "v1.example.com"))
@@ -58,8 +68,9 @@ async def test_a_config_edited_in_the_system_namespace_reaches_the_routes_of_its
 
         for name in ("a", "b"):
             await until_hostnames(stack, name, ["v2.example.com"], f"{name}'s route after the config edit")
-        applied = (await stack.service("a"))["status"]["appliedConfigs"]
-        assert {"name": ROUTE_CONFIG, "namespace": world.KSERVE_NAMESPACE, "source": "Preset"} in applied
+        await until_applied(
+            stack, "a", {"name": ROUTE_CONFIG, "namespace": world.KSERVE_NAMESPACE, "source": "Preset"}
+        )
 
 
 async def test_a_namespace_local_config_overrides_the_system_namespace_one(temporal):
@@ -71,8 +82,8 @@ async def test_a_namespace_local_config_overrides_the_system_namespace_one(tempo
         await stack.create(LLMISVC_CONFIG, route_config(stack.namespace, "local.example.com"))
 
         await until_hostnames(stack, "a", ["local.example.com"], "the route from the namespace-local config")
-        applied = (await stack.service("a"))["status"]["appliedConfigs"]
-        assert {"name": ROUTE_CONFIG, "namespace": stack.namespace, "source": "Preset"} in applied
+        local = {"name": ROUTE_CONFIG, "namespace": stack.namespace, "source": "Preset"}
+        await until_applied(stack, "a", local)
 
 
 async def test_a_missing_base_ref_writes_nothing_but_status_and_fixing_it_recovers(temporal):
