@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router_core import naming
+from router_core import config_merge, naming
 from router_core.config import Environment, RouterConfig
 from router_core.gateway_api import HTTPRouteSpec, ParentReference
 from router_core.inference_pool import LabelSelector, Port
@@ -43,8 +43,6 @@ def apply_router_presets(
 ) -> LLMInferenceService:
     """``svc`` merged with KServe's shipped well-known configs and adjusted; unchanged if that fails
     (a baseRef cannot be resolved without the cluster)."""
-    from router_core import config_merge  # config_merge imports this module's callers' types
-
     try:
         combined = config_merge.combine(svc, _NoConfigs(), env or Environment(), config)
     except config_merge.CombineError:
