@@ -316,3 +316,18 @@ def test_property_a_pass_is_deterministic_and_an_empty_base_ref_changes_only_app
     assert applied[-1] == {"name": "empty", "namespace": "ns", "source": "UserRef"}
     plain.status.pop("appliedConfigs")
     assert with_ref == plain
+
+
+def test_why_2_kserves_precise_prefix_sample_keeps_the_preset_scheduler_and_its_ports() -> None:
+    """The router part of KServe's sample ``precise-prefix-kv-cache-routing`` (an inline EPP config)."""
+    inline = {
+        "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
+        "kind": "EndpointPickerConfig",
+        "plugins": [{"type": "single-profile-handler"}, {"type": "precise-prefix-cache-scorer"}],
+    }
+    router = {"scheduler": {"config": {"inline": inline}}, "route": {}, "gateway": {}}
+    plan = b.run(b.service(router=router), *_world())
+
+    assert plan.outcome == "reconciled"
+    (epp,) = b.applied(plan, "Service")
+    assert [p["name"] for p in epp["spec"]["ports"]] == ["grpc", "grpc-health", "metrics", "zmq"]
