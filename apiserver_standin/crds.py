@@ -1,6 +1,7 @@
 """The CustomResourceDefinitions this project uses, as data, and the selection syntax to install some.
 
 A selection is ``"all"``, ``"none"``, or names separated by commas: a short key (``llmisvc``,
+``llmisvcconfig``,
 ``gateway``, ``httproute``, ``gatewayclass``, ``pool-v1``, ``pool-v1alpha2``), a bundle
 (``gateway-api``, ``pools``) or a full CRD name such as ``httproutes.gateway.networking.k8s.io``.
 Being able to install only some of them is what lets product tests exercise "CRD missing".
@@ -42,6 +43,14 @@ PROJECT_CRDS: tuple[CrdSpec, ...] = (
         "LLMInferenceService",
         "llminferenceservices",
         short_names=("llmisvc",),
+    ),
+    CrdSpec(
+        "llmisvcconfig",
+        SERVING_GROUP,
+        "v1alpha2",
+        "LLMInferenceServiceConfig",
+        "llminferenceserviceconfigs",
+        short_names=("llmisvcconfig",),
     ),
     CrdSpec(
         "gateway",

@@ -34,11 +34,15 @@ def dependent_targets(namespaces: Sequence[str], env: Environment) -> list[Watch
     for namespace in _spaces(namespaces):
         targets += [
             WatchTarget(kube.HTTPROUTE, namespace),
+            WatchTarget(kube.LLMISVC_CONFIG, namespace),
             WatchTarget(kube.POOL_V1, namespace),
             WatchTarget(kube.POOL_V1ALPHA2, namespace),
             WatchTarget(kube.SERVICE, namespace, label_selector=MANAGED_SELECTOR),
             WatchTarget(kube.DEPLOYMENT, namespace, label_selector=MANAGED_SELECTOR),
         ]
+    if "" not in _spaces(namespaces) and env.kserve_namespace not in namespaces:
+        # The system namespace's LLMInferenceServiceConfigs serve every namespace.
+        targets.append(WatchTarget(kube.LLMISVC_CONFIG, env.kserve_namespace))
     return targets
 
 

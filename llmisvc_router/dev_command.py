@@ -32,7 +32,8 @@ from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
 from apiserver_standin.workload_controller import SimulatedWorkloadController
 from llmisvc_router.signals import stop_event
-from router_core.kube import ResourceType, key_of
+from router_core import wellknown
+from router_core.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
 from worker import telemetry
 from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
@@ -178,13 +179,19 @@ NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
 
 
 def _seed(api_client: k8s.ApiClient, with_example: bool) -> None:
-    """The KServe namespace, the default ingress Gateway with its class and, optionally, a service."""
+    """The KServe namespace, the default ingress Gateway with its class, KServe's well-known
+    LLMInferenceServiceConfigs in the system namespace and, optionally, a service."""
     api = KubeClusterApi(api_client)
-    for document in yaml.safe_load_all(EXAMPLE.read_text()):
-        if document["kind"] == "LLMInferenceService" and not with_example:
-            continue
+    env = environment_from()
+    documents = list(yaml.safe_load_all(EXAMPLE.read_text()))
+    services = [d for d in documents if d["kind"] == "LLMInferenceService"] if with_example else []
+    for document in [d for d in documents if d["kind"] != "LLMInferenceService"]:
         key = key_of(document)
         api.create(key.type if key is not None else NAMESPACE, document)
+    for config in wellknown.shipped_configs(env.config_prefix, env.kserve_namespace):
+        api.create(LLMISVC_CONFIG, config)
+    for service in services:
+        api.create(LLMISVC, service)
 
 
 def _announce(args: argparse.Namespace, kubeconfig: Path) -> None:

@@ -17,11 +17,12 @@ from router_core.core_objects import ConfigMap, CustomResourceDefinition, Deploy
 from router_core.gateway_api import Gateway, GatewayClass, HTTPRoute
 from router_core.inference_pool import InferencePool, InferencePoolV1Alpha2
 from router_core.kube import CRD, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType
-from router_core.llmisvc import LLMInferenceService
+from router_core.llmisvc import LLMInferenceService, LLMInferenceServiceConfig
 from router_core.state import Snapshot
 
 MODELS: dict[ResourceType, type[BaseModel]] = {
     kube.LLMISVC: LLMInferenceService,
+    kube.LLMISVC_CONFIG: LLMInferenceServiceConfig,
     kube.HTTPROUTE: HTTPRoute,
     kube.GATEWAY: Gateway,
     kube.GATEWAYCLASS: GatewayClass,

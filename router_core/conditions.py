@@ -16,6 +16,8 @@ GATEWAYS_READY = "GatewaysReady"
 HTTPROUTES_READY = "HTTPRoutesReady"
 INFERENCE_POOL_READY = "InferencePoolReady"
 SCHEDULER_WORKLOAD_READY = "SchedulerWorkloadReady"
+#: Set by the configuration merge; not part of the Ready rollup (it blocks the pass instead).
+PRESETS_COMBINED = "PresetsCombined"
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 SEVERITY_INFO = "Info"
@@ -42,8 +44,12 @@ class Conditions:
                 return cond
         return None
 
-    def mark_true(self, type_: str) -> None:
-        self._set(ServiceCondition(type=type_, status=TRUE, severity=_severity(type_)))
+    def mark_true(self, type_: str, reason: str | None = None, message: str | None = None) -> None:
+        self._set(
+            ServiceCondition(
+                type=type_, status=TRUE, severity=_severity(type_), reason=reason, message=message
+            )
+        )
         self._recompute_ready()
 
     def mark_false(self, type_: str, reason: str, message: str) -> None:

@@ -6,12 +6,12 @@ deterministic: nothing here reads the environment or the cluster.
 
 from __future__ import annotations
 
-import json
 import re
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+from router_core import ingress_json
 
 CONFIGMAP_NAME = "inferenceservice-config"
 INGRESS_KEY = "ingress"
@@ -20,6 +20,7 @@ DEFAULT_INGRESS_GATEWAY_NAME = "kserve-ingress-gateway"
 DEFAULT_HEADER_NAME = "X-Gateway-Model-Name"
 DEFAULT_WILDCARD_LABEL = "inference"
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
+DEFAULT_CONFIG_PREFIX = "kserve-"
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -48,6 +49,8 @@ class Environment(BaseModel):
     wildcard_label: str = DEFAULT_WILDCARD_LABEL
     cluster_domain: str = DEFAULT_CLUSTER_DOMAIN
     kserve_namespace: str = DEFAULT_KSERVE_NAMESPACE
+    #: ``LLM_INFERENCE_SERVICE_CONFIG_PREFIX``: the well-known configs are ``<prefix>config-llm-…``.
+    config_prefix: str = DEFAULT_CONFIG_PREFIX
 
 
 class RouterConfig(BaseModel):
@@ -82,37 +85,52 @@ def load_router_config(configmap_data: dict[str, str] | None, env: Environment) 
     return _parse_ingress(raw, env)
 
 
+#: KServe's prefix for an ingress config it cannot use (``LoadConfig``).
+CONVERT_PREFIX = "failed to convert InferenceServiceConfigMap to IngressConfig: "
+
+
 def _parse_ingress(raw: str, env: Environment) -> RouterConfig:
+    """KServe's ``NewIngressConfig`` and ``NewConfig``: typed decoding, the checks in KServe's order, and
+    the gateway split on ``/`` (exactly two parts give namespace and name; anything else is a name in the
+    KServe namespace)."""
     try:
-        ingress = json.loads(raw)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"failed to parse ingress config json: {err}") from err
-    if not isinstance(ingress, dict):
-        raise ConfigError("failed to parse ingress config json: not a JSON object")
-    if not _text(ingress, "ingressGateway"):
-        raise ConfigError("invalid ingress config - ingressGateway is required")
-    gateway = _text(ingress, "kserveIngressGateway")
-    if ingress.get("enableGatewayApi") is True and not _is_gateway_key(gateway):
-        raise ConfigError(
-            "invalid ingress config - kserveIngressGateway is required and must be in the form "
-            "<namespace>/<name>"
-        )
-    namespace, _, name = gateway.rpartition("/")
+        ingress = ingress_json.decode(raw)
+    except ingress_json.IngressJSONError as err:
+        raise ConfigError(f"{CONVERT_PREFIX}unable to parse ingress config json: {err}") from err
+    gateway = str(ingress.get("kserveIngressGateway", ""))
+    if ingress.get("enableGatewayApi") is True:
+        problem = _gateway_problem(gateway)
+        if problem:
+            raise ConfigError(f"{CONVERT_PREFIX}invalid ingress config - kserveIngressGateway {problem}")
+    if not ingress.get("ingressGateway"):
+        raise ConfigError(f"{CONVERT_PREFIX}invalid ingress config - ingressGateway is required")
+    parts = gateway.split("/")
+    namespace, name = (parts[0], parts[1]) if len(parts) == 2 else (env.kserve_namespace, gateway)
     return RouterConfig(
-        url_scheme=_text(ingress, "urlScheme") or "http",
+        url_scheme=str(ingress.get("urlScheme") or "http"),
         enable_tls=ingress.get("enableLLMInferenceServiceTLS") is True,
-        model_based_routing_header_name=_text(ingress, "modelBasedRoutingHeaderName") or DEFAULT_HEADER_NAME,
-        model_based_routing_mode=ModelRoutingMode.parse(_text(ingress, "modelBasedRoutingMode")),
-        ingress_gateway_namespace=namespace or env.kserve_namespace,
+        model_based_routing_header_name=str(
+            ingress.get("modelBasedRoutingHeaderName") or DEFAULT_HEADER_NAME
+        ),
+        model_based_routing_mode=ModelRoutingMode.parse(str(ingress.get("modelBasedRoutingMode") or "")),
+        ingress_gateway_namespace=namespace,
         ingress_gateway_name=name,
     )
 
 
-def _text(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _is_gateway_key(value: str) -> bool:
+def _gateway_problem(value: str) -> str:
+    """What is wrong with a ``kserveIngressGateway`` when the Gateway API is enabled ("" when nothing)."""
+    if not value:
+        return "is required"
     parts = value.split("/")
-    return len(parts) == 2 and all(_DNS_LABEL.match(p) and len(p) <= 63 for p in parts)
+    if len(parts) != 2:
+        return "should be in the format <namespace>/<name>"
+    if not _is_dns_label(parts[0]):
+        return "gateway namespace is invalid"
+    if not _is_dns_label(parts[1]):
+        return "gateway name is invalid"
+    return ""
+
+
+def _is_dns_label(value: str) -> bool:
+    return bool(_DNS_LABEL.match(value)) and len(value) <= 63

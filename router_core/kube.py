@@ -128,6 +128,9 @@ POOL_V1ALPHA2_GROUP = "inference.networking.x-k8s.io"
 SERVING_GROUP = "serving.kserve.io"
 
 LLMISVC = ResourceType(SERVING_GROUP, "v1alpha2", "LLMInferenceService", "llminferenceservices")
+LLMISVC_CONFIG = ResourceType(
+    SERVING_GROUP, "v1alpha2", "LLMInferenceServiceConfig", "llminferenceserviceconfigs"
+)
 HTTPROUTE = ResourceType(GATEWAY_GROUP, "v1", "HTTPRoute", "httproutes")
 GATEWAY = ResourceType(GATEWAY_GROUP, "v1", "Gateway", "gateways")
 GATEWAYCLASS = ResourceType(GATEWAY_GROUP, "v1", "GatewayClass", "gatewayclasses", namespaced=False)
@@ -147,6 +150,7 @@ KNOWN_TYPES = {
     (t.api_version, t.kind): t
     for t in (
         LLMISVC,
+        LLMISVC_CONFIG,
         HTTPROUTE,
         GATEWAY,
         GATEWAYCLASS,

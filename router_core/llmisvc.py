@@ -13,7 +13,7 @@ from pydantic import Field
 from router_core import naming
 from router_core.gateway_api import HTTPRouteSpec
 from router_core.inference_pool import InferencePoolSpec
-from router_core.kube import LLMISVC, KubeModel, KubeObject, OwnerReference
+from router_core.kube import LLMISVC, LLMISVC_CONFIG, KubeModel, KubeObject, OwnerReference
 
 STOP_ANNOTATION = "serving.kserve.io/stop"
 MODEL_BASED_ROUTING_ANNOTATION = "serving.kserve.io/model-based-routing-enabled"
@@ -171,6 +171,8 @@ class LLMInferenceServiceStatus(KubeModel):
     address: dict[str, Any] | None = None
     addresses: list[SourcedAddress] | None = None
     router: RouterStatus | None = None
+    #: The LLMInferenceServiceConfigs the last successful merge applied: ``{name, namespace, source}``.
+    applied_configs: list[dict[str, Any]] | None = None
 
 
 class LLMInferenceService(KubeObject):
@@ -248,3 +250,11 @@ class LLMInferenceService(KubeObject):
         if model is None or model.lora is None:
             return []
         return [a.name for a in model.lora.adapters or [] if a.name is not None]
+
+
+class LLMInferenceServiceConfig(KubeObject):
+    """A layer of the configuration merge: a spec of the same shape as the service's (all optional)."""
+
+    api_version: str = LLMISVC_CONFIG.api_version
+    kind: str = LLMISVC_CONFIG.kind
+    spec: LLMInferenceServiceSpec = Field(default_factory=LLMInferenceServiceSpec)

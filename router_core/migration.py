@@ -59,11 +59,14 @@ def _is_spec_parent(route: HTTPRoute, parent: RouteParentStatus) -> bool:
     return any(ref.is_same_parent(parent.parent_ref, route.namespace) for ref in spec_parents)
 
 
-def should_use_v1(current_route: HTTPRoute | None) -> bool:
+def should_use_v1(current_route: HTTPRoute | None, installed_groups: frozenset[str] | None = None) -> bool:
     """The R-EXP-7 decision: the live route is locked on v1, or its gateways accept v1 or refuse v1alpha2.
 
-    Without a live route the answer is v1alpha2, so a new route always starts there.
+    Without a live route the answer is v1alpha2, so a new route starts there. P3 extended: when only one
+    InferencePool version is served (``installed_groups``), that one is used, as the other cannot exist.
     """
+    if installed_groups is not None and len(installed_groups) == 1:
+        return POOL_V1_GROUP in installed_groups
     if current_route is None:
         return False
     annotations = current_route.metadata.annotations or {}

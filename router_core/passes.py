@@ -15,13 +15,24 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from router_core import conditions, evaluation, preconditions, presets, routing, scheduler, validation, writes
+from router_core import (
+    conditions,
+    config_merge,
+    evaluation,
+    preconditions,
+    presets,
+    routing,
+    scheduler,
+    spec_validation,
+    validation,
+    writes,
+)
 from router_core.conditions import Conditions
 from router_core.config import CONFIGMAP_NAME, ConfigError, Environment, RouterConfig, load_router_config
 from router_core.core_objects import ConfigMap
 from router_core.inference_pool import EmptyTargetPortsError
 from router_core.kube import CONFIGMAP, KNOWN_TYPES, ObjectKey, type_of
-from router_core.llmisvc import LLMInferenceService
+from router_core.llmisvc import LLMInferenceService, LLMInferenceServiceSpec
 from router_core.routing_status import RoutingError
 from router_core.state import PassWorld, Reader
 
@@ -112,7 +123,7 @@ def plan_pass(
     outcome, message = Outcome.RECONCILED, None
     try:
         config = _load_config(reader, env)
-        svc.spec = presets.apply_router_presets(svc, config).spec
+        svc.spec = _merged_spec(conds, svc, reader, env, config)
         _run_router(conds, world, svc, config, env)
     except _PassEndedError as failed:
         outcome, message = failed.outcome, failed.message
@@ -133,6 +144,45 @@ def _load_config(reader: Reader, env: Environment) -> RouterConfig:
         return load_router_config(data, env)
     except ConfigError as err:
         raise _PassEndedError(Outcome.FAILED, f"failed to load ingress config: {err}") from err
+
+
+def _merged_spec(
+    conds: Conditions, svc: LLMInferenceService, reader: Reader, env: Environment, config: RouterConfig
+) -> LLMInferenceServiceSpec:
+    """Step 4 of 1.1: the spec merged with its configs and validated, with ``PresetsCombined`` and
+    ``status.appliedConfigs`` as KServe writes them. A failure ends the pass before the router runs, except
+    for a stopped service, which is cleaned up with its spec as written (R-STOP-4)."""
+    try:
+        combined = config_merge.combine(svc, reader, env, config)
+        merged = presets.adjust(svc, combined.spec).spec
+        spec_validation.validate(svc.name, merged.to_wire())
+    except (config_merge.CombineError, spec_validation.SpecInvalidError) as err:
+        if svc.is_stopped():
+            conds.mark_false(
+                conditions.PRESETS_COMBINED, "Stopped", f"Service is stopped with warning: {err}"
+            )
+            return svc.spec
+        svc.status.applied_configs = None
+        if isinstance(err, config_merge.ConfigNotFoundError):
+            # Not retried: the watch on LLMInferenceServiceConfigs re-runs the pass when it appears.
+            conds.mark_false(conditions.PRESETS_COMBINED, "ConfigNotFound", str(err))
+            raise _PassEndedError(Outcome.INVALID_REFERENCES) from err
+        conds.mark_false(conditions.PRESETS_COMBINED, "CombineBaseError", str(err))
+        raise _PassEndedError(Outcome.FAILED, f"failed to combine base-configurations: {err}") from err
+    svc.status.applied_configs = [applied.to_wire() for applied in combined.applied] or None
+    built_ins = combined.built_ins()
+    if built_ins:
+        # A product decision: say that KServe's shipped copies stood in for configs the cluster lacks.
+        message = (
+            f"built-in copies of KServe's configs used (not found in the cluster): {', '.join(built_ins)}"
+        )
+        conds.mark_true(conditions.PRESETS_COMBINED, BUILT_IN_REASON, message)
+    else:
+        conds.mark_true(conditions.PRESETS_COMBINED)
+    return merged
+
+
+BUILT_IN_REASON = "BuiltInConfigs"
 
 
 def _run_router(

@@ -108,11 +108,13 @@ def expected_http_route(
     *,
     model_routing_enabled: bool,
     current_route: HTTPRoute | None,
+    installed_pool_groups: frozenset[str] | None = None,
 ) -> HTTPRoute:
     """The managed HTTPRoute the service asks for (R-EXP-1, 2, 5/6, 7, 11), before server defaults.
 
     ``model_routing_enabled`` is :func:`is_model_based_routing_enabled` (only consulted when the service has
-    a route spec); ``current_route`` is the live managed route, ``None`` when absent or unreadable.
+    a route spec); ``current_route`` is the live managed route, ``None`` when absent or unreadable;
+    ``installed_pool_groups`` the InferencePool API groups served (``None``: both).
     """
     route = HTTPRoute(
         metadata=ObjectMeta(
@@ -128,7 +130,9 @@ def expected_http_route(
         route.spec.rules = _apply_model_routing(svc, config, route.spec.rules, model_routing_enabled)
     if not _is_migration_applicable(svc):
         return route
-    return migration.apply_pool_group(route, svc, migration.should_use_v1(current_route))
+    return migration.apply_pool_group(
+        route, svc, migration.should_use_v1(current_route, installed_pool_groups)
+    )
 
 
 def _apply_model_routing(

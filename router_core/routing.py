@@ -8,9 +8,9 @@ from router_core.config import Environment, RouterConfig
 from router_core.discovery import ResolvedGateway
 from router_core.gateway_api import HTTPRoute
 from router_core.gateways import collect_referenced_gateways
-from router_core.kube import HTTPROUTE
+from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1_GROUP, POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP
 from router_core.llmisvc import LLMInferenceService
-from router_core.routing_status import update_routing_status
+from router_core.routing_status import RoutingError, update_routing_status
 from router_core.state import PassWorld, Wire
 from router_core.validation import referenced_routes
 
@@ -21,7 +21,30 @@ def build_expected_route(world: PassWorld, svc: LLMInferenceService, config: Rou
     enabled = svc.http_has_spec() and routes.is_model_based_routing_enabled(
         svc, config, collect_referenced_gateways(world, svc)
     )
-    return routes.expected_http_route(svc, config, model_routing_enabled=enabled, current_route=current)
+    groups = frozenset(
+        group
+        for type_, group in ((POOL_V1, POOL_V1_GROUP), (POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP))
+        if world.is_installed(type_)
+    )
+    return routes.expected_http_route(
+        svc, config, model_routing_enabled=enabled, current_route=current, installed_pool_groups=groups
+    )
+
+
+#: Gateway API's CEL rule on HTTPRoute: at most 128 matches across all rules of a route.
+MAX_ROUTE_MATCHES = 128
+
+
+def _check_match_limit(route: HTTPRoute) -> None:
+    """A product decision beyond KServe: a route the API server would refuse for its match count is not
+    sent; the step fails with a message saying why (LoRA adapters multiply the model-routing matches)."""
+    count = sum(len(rule.matches or []) or 1 for rule in route.spec.rules or [])
+    if count > MAX_ROUTE_MATCHES:
+        raise RoutingError(
+            f"HTTPRoute {route.namespace}/{route.name} would have {count} matches across its rules, "
+            f"more than the {MAX_ROUTE_MATCHES} Gateway API allows; each LoRA adapter adds a copy of every "
+            "model-routing match: use fewer adapters or a route spec with fewer matches"
+        )
 
 
 def reconcile_http_routes(
@@ -37,6 +60,7 @@ def reconcile_http_routes(
     if svc.http_has_refs():
         writes.delete(world, svc, HTTPROUTE, expected.namespace, expected.name)
     if svc.http_has_spec():
+        _check_match_limit(expected)
         try:
             stored = writes.reconcile(world, svc, HTTPROUTE, expected, defaults=_with_defaults)
         except writes.WriteError as err:

@@ -1,8 +1,10 @@
 """Merging the status a pass computed into the latest stored status, without taking other writers' fields.
 
-The router owns the routing fields of the status and its own conditions (plus ``Ready``, which it keeps
-in step as knative does). Conditions of other controllers, such as ``WorkloadsReady``, keep the value
-they have in the cluster at the time of the write, even if it changed while the pass ran.
+The router owns the routing fields of the status, ``appliedConfigs`` and its own conditions (with
+``PresetsCombined``, which the configuration merge sets). Conditions of other controllers, such as
+``WorkloadsReady``, keep the value they have in the cluster at the time of the write, even if it changed
+while the pass ran. ``Ready`` summarises ``WorkloadsReady`` and ``RouterReady`` (knative's living
+condition set), so once the two come from different writers it is made consistent with both.
 """
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ from typing import Any
 
 from router_core import conditions
 
-OWNED_CONDITIONS = frozenset({conditions.READY, conditions.ROUTER_READY, *conditions.ROUTER_SUBCONDITIONS})
-OWNED_FIELDS = ("url", "address", "addresses", "router", "observedGeneration")
+OWNED_CONDITIONS = frozenset(
+    {conditions.READY, conditions.ROUTER_READY, conditions.PRESETS_COMBINED, *conditions.ROUTER_SUBCONDITIONS}
+)
+OWNED_FIELDS = ("url", "address", "addresses", "router", "observedGeneration", "appliedConfigs")
+Wire = dict[str, Any]
 
 
-def merge_status(stored: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
+def merge_status(stored: Wire, planned: Wire) -> Wire:
     """The status to write: ``stored`` with the router's fields and conditions taken from ``planned``."""
     merged = {k: v for k, v in stored.items() if k not in OWNED_FIELDS and k != "conditions"}
     merged.update({k: planned[k] for k in OWNED_FIELDS if k in planned})
@@ -28,5 +33,35 @@ def merge_status(stored: dict[str, Any], planned: dict[str, Any]) -> dict[str, A
     owned = [c for c in planned.get("conditions") or [] if c.get("type") in OWNED_CONDITIONS]
     combined = sorted([*foreign, *initialised, *owned], key=lambda c: str(c.get("type")))
     if combined:
-        merged["conditions"] = combined
+        merged["conditions"] = _consistent_ready(combined)
     return merged
+
+
+def _consistent_ready(conds: list[Wire]) -> list[Wire]:
+    """``Ready`` as knative derives it from the terminal conditions: False if one is False (that one's
+    reason and message, the newest first), else Unknown if one is Unknown or missing, else True. The
+    pass's own ``Ready`` is kept when it already agrees (it may carry e.g. ``NewObservedGenFailure``)."""
+    by_type = {c.get("type"): c for c in conds}
+    ready = by_type.get(conditions.READY)
+    if ready is None:
+        return conds
+    terminals = [by_type.get(t) for t in conditions.TERMINAL]
+    present = sorted(
+        (c for c in terminals if c is not None),
+        key=lambda c: str(c.get("lastTransitionTime") or ""),
+        reverse=True,
+    )
+    decisive = next((c for c in present if c.get("status") == conditions.FALSE), None)
+    if decisive is None:
+        decisive = next((c for c in present if c.get("status") != conditions.TRUE), None)
+    wanted = decisive.get("status") if decisive is not None else conditions.TRUE
+    if len(present) < len(terminals) and decisive is None:
+        wanted = conditions.UNKNOWN
+    if ready.get("status") == wanted:
+        return conds
+    fixed: Wire = {"type": conditions.READY, "status": wanted}
+    source = decisive if decisive is not None else ready
+    for key in ("lastTransitionTime", "reason", "message"):
+        if source.get(key) is not None and (decisive is not None or key == "lastTransitionTime"):
+            fixed[key] = source[key]
+    return [fixed if c.get("type") == conditions.READY else c for c in conds]

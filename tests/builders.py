@@ -28,6 +28,16 @@ def service(name: str = "svc", namespace: str = "ns", *, router: Wire | None = N
     return body
 
 
+def llmisvc_config(name: str, namespace: str = "kserve", **spec: Any) -> Wire:
+    """An LLMInferenceServiceConfig (``serving.kserve.io/v1alpha2``)."""
+    return {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceServiceConfig",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": dict(spec),
+    }
+
+
 def stopped(svc: Wire, value: str = "true") -> Wire:
     svc["metadata"].setdefault("annotations", {})["serving.kserve.io/stop"] = value
     return svc

@@ -12,6 +12,7 @@ config — and :func:`affected_services` applies the rules:
   parentRefs of an HTTPRoute they reference;
 * an HTTPRoute -> services whose status lists it or whose ``route.http.refs`` names it;
 * an InferencePool (either group) -> services of its namespace whose ``scheduler.pool.ref`` names it;
+* an LLMInferenceServiceConfig -> the services that use it (:mod:`watcher.config_users`);
 * a CRD of the Gateway API, Inference Extension or KServe groups, or a change of the ingress settings
   in ``inferenceservice-config`` -> every service.
 
@@ -41,6 +42,7 @@ from router_core.gateway_api import ParentReference
 from router_core.llmisvc import LLMInferenceService
 from router_core.presets import apply_router_presets
 from router_core.status_merge import OWNED_CONDITIONS, OWNED_FIELDS
+from watcher.config_users import config_users
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire
 
 PART_OF_LABEL = "app.kubernetes.io/part-of"
@@ -218,7 +220,14 @@ def ingress_changed(event: WatchEvent) -> bool:
 
 
 _Rule = Callable[[WatchEvent, WatchedWorld], list[Key]]
+
+
+def llmisvc_config_users(event: WatchEvent, world: WatchedWorld) -> list[Key]:
+    return config_users(event, world.services, world.env)
+
+
 _RULES: dict[kube.ResourceType, _Rule] = {
+    kube.LLMISVC_CONFIG: llmisvc_config_users,
     kube.GATEWAY: gateway_users,
     kube.HTTPROUTE: route_users,
     kube.POOL_V1: pool_users,

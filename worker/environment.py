@@ -1,4 +1,5 @@
-"""Process settings read once from the environment (spec 1.6): wildcard label, cluster domain, namespace."""
+"""Process settings read once from the environment (spec 1.6): wildcard label, cluster domain, namespace,
+the prefix of the well-known LLMInferenceServiceConfigs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Mapping
 
 from router_core.config import (
     DEFAULT_CLUSTER_DOMAIN,
+    DEFAULT_CONFIG_PREFIX,
     DEFAULT_KSERVE_NAMESPACE,
     DEFAULT_WILDCARD_LABEL,
     Environment,
@@ -22,6 +24,7 @@ def environment_from(env: Mapping[str, str] | None = None, resolv_conf: str = RE
         wildcard_label=values.get("GATEWAY_API_WILDCARD_HOSTNAME", DEFAULT_WILDCARD_LABEL),
         cluster_domain=cluster_domain(values, resolv_conf),
         kserve_namespace=values.get("POD_NAMESPACE", DEFAULT_KSERVE_NAMESPACE),
+        config_prefix=values.get("LLM_INFERENCE_SERVICE_CONFIG_PREFIX", DEFAULT_CONFIG_PREFIX),
     )
 
 

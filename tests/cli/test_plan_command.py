@@ -162,3 +162,22 @@ def test_help_describes_the_contract() -> None:
     assert result.returncode == 0
     for word in ("apply", "delete", "status", "outcome", "--name", "kind: List"):
         assert word in result.stdout
+
+
+def test_plan_applies_base_refs_from_llminferenceserviceconfigs_in_the_state_file() -> None:
+    doc = yaml.safe_load(plan("-f", str(ROOT / "examples" / "base-refs.yaml")).stdout)
+    (route,) = [o for o in doc["apply"] if o["kind"] == "HTTPRoute"]
+    assert route["spec"]["hostnames"] == ["team-a.example.com"]
+    assert route["spec"]["parentRefs"][0]["name"] == "team-gateway"
+    assert {"name": "team-a-defaults", "namespace": "team-a", "source": "UserRef"} in doc["status"][
+        "appliedConfigs"
+    ]
+
+
+def test_plan_with_a_missing_base_ref_reports_presets_combined_false_and_writes_nothing() -> None:
+    docs = list(yaml.safe_load_all((ROOT / "examples" / "base-refs.yaml").read_text()))
+    text = yaml.safe_dump_all([d for d in docs if d["kind"] != "LLMInferenceServiceConfig"])
+    doc = yaml.safe_load(plan("-f", "-", stdin=text).stdout)
+    assert doc["apply"] == [] and doc["outcome"] == "invalid-references"
+    (presets,) = [c for c in doc["status"]["conditions"] if c["type"] == "PresetsCombined"]
+    assert (presets["status"], presets["reason"]) == ("False", "ConfigNotFound")

@@ -132,7 +132,13 @@ def _exercise_worker(
     run_pass(activities)  # creates route, pools, EPP Service; writes status
     scheduler = {
         "pool": {"spec": {"targetPorts": [{"number": 9000}]}},
-        "template": {"containers": [{"name": "main", "ports": [{"name": "grpc", "containerPort": 9100}]}]},
+        # Ports merge by containerPort into the preset's (KServe's strategic merge): a changed protocol
+        # on 9002 is what changes the EPP Service.
+        "template": {
+            "containers": [
+                {"name": "main", "ports": [{"name": "grpc", "containerPort": 9002, "protocol": "UDP"}]}
+            ]
+        },
     }
     patch = {"spec": {"model": {"name": "m2"}, "router": {"scheduler": scheduler}}}
     custom.patch_namespaced_custom_object(

@@ -102,7 +102,9 @@ async def test_status_conflict_is_retried_in_the_activity_on_the_latest_object(t
         assert "RouterReady" in await stack.conditions(NAME)
         run = retried(await activity_runs(handle), "evaluate_conditions")
         assert run.attempt == 1
-        puts = stack.server.counter.count(**status, user_agent=WORKER_AGENT)
+        puts = stack.server.counter.count(
+            verb="update", resource="llminferenceservices", subresource="status", user_agent=WORKER_AGENT
+        )
         assert puts == 2
 
 

@@ -26,7 +26,12 @@ def test_discovery_serves_version_core_and_group_documents(standin):
     apps = http(f"{standin.url}/apis/apps")[1]
     assert apps["kind"] == "APIGroup" and apps["preferredVersion"]["groupVersion"] == "apps/v1"
     resources = http(f"{standin.url}/apis/serving.kserve.io/v1alpha2")[1]["resources"]
-    assert {r["name"] for r in resources} == {"llminferenceservices", "llminferenceservices/status"}
+    assert {r["name"] for r in resources} == {
+        "llminferenceservices",
+        "llminferenceservices/status",
+        "llminferenceserviceconfigs",
+        "llminferenceserviceconfigs/status",
+    }
 
 
 def test_typed_client_reads_the_version(api_client):
@@ -68,7 +73,9 @@ def test_removing_a_crd_at_run_time_uninstalls_it_and_its_objects(standin, custo
         "serving.kserve.io", "v1alpha2", "default", "llminferenceservices", llmisvc("a")
     )
     assert standin.remove_crds("llmisvc") == ["llminferenceservices.serving.kserve.io"]
-    assert http(f"{standin.url}/apis/serving.kserve.io/v1alpha2")[0] == 404
+    # The group version stays served for LLMInferenceServiceConfigs; the removed resource is gone from it.
+    resources = http(f"{standin.url}/apis/serving.kserve.io/v1alpha2")[1]["resources"]
+    assert "llminferenceservices" not in {r["name"] for r in resources}
     with pytest.raises(ApiException) as missing:
         custom.list_namespaced_custom_object(
             "serving.kserve.io", "v1alpha2", "default", "llminferenceservices"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from router_core.kube import POOL_V1, POOL_V1ALPHA2
+from router_core.kube import KNOWN_TYPES, POOL_V1, POOL_V1ALPHA2
 from router_core.passes import PassPlan
 from tests import builders as b
 from tests.builders import Wire
@@ -244,9 +244,31 @@ def test_p3_only_installed_pool_versions_are_reconciled() -> None:
     assert [p["apiVersion"] for p in b.applied(plan, "InferencePool")] == [f"{LLM}/v1alpha2"]
 
 
+def test_why_6_p3_extended_new_route_backends_use_the_only_installed_pool_group() -> None:
+    installed = set(KNOWN_TYPES.values()) - {POOL_V1ALPHA2}
+    plan = b.run(b.service(router=PRESETS), *_world(), installed=installed)
+    (route,) = b.applied(plan, "HTTPRoute")
+    assert {ref["group"] for ref in _pool_backends(route)} == {V1}
+    installed = set(KNOWN_TYPES.values()) - {POOL_V1}
+    plan = b.run(b.service(router=PRESETS), *_world(), installed=installed)
+    (route,) = b.applied(plan, "HTTPRoute")
+    assert {ref["group"] for ref in _pool_backends(route)} == {LLM}
+    # With both installed a new route still starts on v1alpha2 (R-EXP-7).
+    (route,) = b.applied(b.run(b.service(router=PRESETS), *_world()), "HTTPRoute")
+    assert {ref["group"] for ref in _pool_backends(route)} == {LLM}
+
+
 def test_p7_empty_target_ports_fail_the_scheduler_step_without_crashing() -> None:
-    router: Wire = {"route": {}, "gateway": {}, "scheduler": {"pool": {"spec": {"targetPorts": []}}}}
-    plan = b.run(b.service(router=router), *_world())
+    # The merge omits an empty list the user gives, so only a scheduler config without targetPorts
+    # (here a namespace-local one overriding KServe's) reaches the check.
+    pool = {"spec": {"endpointPickerRef": {"kind": "Service", "name": "svc-epp-service"}, "targetPorts": []}}
+    scheduler_config = b.llmisvc_config(
+        "kserve-config-llm-scheduler",
+        "ns",
+        router={"scheduler": {"pool": pool, "template": {"containers": []}}},
+    )
+    router: Wire = {"route": {}, "gateway": {}, "scheduler": {}}
+    plan = b.run(b.service(router=router), *_world(), scheduler_config)
     assert plan.outcome == "failed"
     assert plan.message is not None and plan.message.startswith("failed to reconcile scheduler: ")
     assert "targetPorts is empty" in plan.message

@@ -1,4 +1,5 @@
-"""Router presets and merge-time adjustments (P10, spec 1.1, Appendix F; route shapes of edges 56, 60-65)."""
+"""KServe's shipped presets merged as KServe merges them, and the merge-time adjustments (spec 1.1,
+Appendix F; route shapes of edges 56, 60-65). P10's own list rule is superseded by the strategic merge."""
 
 from __future__ import annotations
 
@@ -122,40 +123,41 @@ def test_edge_56_scheduler_preset() -> None:
 
     scheduler = svc.to_wire()["spec"]["router"]["scheduler"]
 
-    assert scheduler == {
-        "pool": {
-            "spec": {
-                "endpointPickerRef": {
-                    "kind": "Service",
-                    "name": "svc-epp-service",
-                    "port": {"number": 9002},
-                    "failureMode": "FailOpen",
-                },
-                "selector": {
-                    "matchLabels": {
-                        "app.kubernetes.io/name": "svc",
-                        "app.kubernetes.io/part-of": "llminferenceservice",
-                        "kserve.io/component": "workload",
-                    }
-                },
-                "targetPorts": [{"number": 8000}],
-            }
-        },
-        "template": {
-            "containers": [
-                {
-                    "name": "main",
-                    "ports": [
-                        {"name": "grpc", "containerPort": 9002, "protocol": "TCP"},
-                        {"name": "grpc-health", "containerPort": 9003, "protocol": "TCP"},
-                        {"name": "metrics", "containerPort": 9090, "protocol": "TCP"},
-                        {"name": "zmq", "containerPort": 5557, "protocol": "TCP"},
-                    ],
+    assert scheduler["pool"] == {
+        "spec": {
+            "endpointPickerRef": {
+                "kind": "Service",
+                "name": "svc-epp-service",
+                "port": {"number": 9002},
+                "failureMode": "FailOpen",
+            },
+            "selector": {
+                "matchLabels": {
+                    "app.kubernetes.io/name": "svc",
+                    "app.kubernetes.io/part-of": "llminferenceservice",
+                    "kserve.io/component": "workload",
                 }
-            ],
-            "serviceAccountName": "svc-epp-sa",
-        },
+            },
+            "targetPorts": [{"number": 8000}],
+        }
     }
+    containers = {c["name"]: c for c in scheduler["template"]["containers"]}
+    assert list(containers) == ["main", "tokenizer"]
+    assert containers["main"]["ports"] == [
+        {"name": "grpc", "containerPort": 9002, "protocol": "TCP"},
+        {"name": "grpc-health", "containerPort": 9003, "protocol": "TCP"},
+        {"name": "metrics", "containerPort": 9090, "protocol": "TCP"},
+        {"name": "zmq", "containerPort": 5557, "protocol": "TCP"},
+    ]
+    # Rendered with the service's names; TLS is off, so the conditional flags render empty.
+    assert containers["main"]["command"][:4] == [
+        "/app/epp",
+        "--pool-name",
+        "svc-inference-pool",
+        "--pool-namespace",
+    ]
+    assert containers["main"]["command"][-1] == ""
+    assert scheduler["template"]["serviceAccountName"] == "svc-epp-sa"
 
 
 def test_edge_61_no_scheduler_points_default_backends_at_the_workload_service() -> None:
@@ -241,7 +243,7 @@ def test_edge_62_custom_route_spec_lists_replace_the_preset() -> None:
     assert _route_spec(svc) == user_spec
 
 
-def test_p10_user_maps_merge_over_the_preset() -> None:
+def test_user_maps_merge_over_the_preset() -> None:
     svc = apply_router_presets(
         _svc(
             {
@@ -264,19 +266,19 @@ def test_p10_user_maps_merge_over_the_preset() -> None:
     assert pool_spec["selector"]["matchLabels"]["kserve.io/component"] == "workload"
 
 
-def test_p10_an_explicit_empty_list_replaces_the_preset_list() -> None:
-    """Unlike KServe's omitempty patch, so that an empty targetPorts reaches the P7 check."""
+def test_an_empty_list_the_user_gives_keeps_the_preset_list() -> None:
+    """KServe's patch is built from Go's JSON, which omits empty lists: the preset's lists survive."""
     router: dict[str, Any] = {
         "route": {"http": {"spec": {"rules": []}}},
         "scheduler": {"pool": {"spec": {"targetPorts": []}}},
     }
     svc = apply_router_presets(_svc(router), CONFIG)
 
-    assert _route_spec(svc)["rules"] == []
-    assert svc.to_wire()["spec"]["router"]["scheduler"]["pool"]["spec"]["targetPorts"] == []
+    assert len(_route_spec(svc)["rules"]) == 10
+    assert svc.to_wire()["spec"]["router"]["scheduler"]["pool"]["spec"]["targetPorts"] == [{"number": 8000}]
 
 
-def test_p10_fields_the_user_did_not_set_keep_the_preset_value() -> None:
+def test_fields_the_user_did_not_set_keep_the_preset_value() -> None:
     pool_spec = {"endpointPickerRef": {"port": {"number": 9100}}}
     svc = apply_router_presets(_svc({"scheduler": {"pool": {"spec": pool_spec}}}), CONFIG)
 
@@ -289,14 +291,23 @@ def test_p10_fields_the_user_did_not_set_keep_the_preset_value() -> None:
     }
 
 
-def test_p10_user_template_replaces_the_preset_template() -> None:
+def test_scheduler_template_containers_merge_by_name_new_ones_first() -> None:
     template = {"containers": [{"name": "epp", "ports": [{"name": "grpc", "containerPort": 7000}]}]}
     svc = apply_router_presets(_svc({"scheduler": {"template": template}}), CONFIG)
 
-    assert svc.to_wire()["spec"]["router"]["scheduler"]["template"] == {
-        **template,
-        "serviceAccountName": "svc-epp-sa",
-    }
+    merged = svc.to_wire()["spec"]["router"]["scheduler"]["template"]
+    assert [c["name"] for c in merged["containers"]] == ["epp", "main", "tokenizer"]
+    assert merged["containers"][0] == template["containers"][0]
+    assert merged["serviceAccountName"] == "svc-epp-sa"
+
+
+def test_scheduler_template_without_containers_keeps_the_preset_containers_and_ports() -> None:
+    """Why #2: ``{serviceAccountName: x}`` used to replace the preset's containers (EPP Service ports: [])."""
+    svc = apply_router_presets(_svc({"scheduler": {"template": {"serviceAccountName": "x"}}}), CONFIG)
+
+    merged = svc.to_wire()["spec"]["router"]["scheduler"]["template"]
+    assert merged["serviceAccountName"] == "x"
+    assert [p["name"] for p in merged["containers"][0]["ports"]] == ["grpc", "grpc-health", "metrics", "zmq"]
 
 
 WORKLOAD_SELECTOR = {
@@ -306,7 +317,7 @@ WORKLOAD_SELECTOR = {
 }
 
 
-def test_p10_user_service_account_kept_and_selector_labels_merged() -> None:
+def test_user_service_account_kept_and_selector_labels_merged() -> None:
     scheduler = {
         "template": {"serviceAccountName": "my-sa"},
         "pool": {"spec": {"selector": {"matchLabels": {"app": "mine", "kserve.io/component": "custom"}}}},
@@ -314,7 +325,8 @@ def test_p10_user_service_account_kept_and_selector_labels_merged() -> None:
     svc = apply_router_presets(_svc({"scheduler": scheduler}), CONFIG)
 
     wire = svc.to_wire()["spec"]["router"]["scheduler"]
-    assert wire["template"] == {"serviceAccountName": "my-sa"}
+    assert wire["template"]["serviceAccountName"] == "my-sa"
+    assert [c["name"] for c in wire["template"]["containers"]] == ["main", "tokenizer"]
     assert wire["pool"]["spec"]["selector"] == {
         "matchLabels": {**WORKLOAD_SELECTOR, "app": "mine", "kserve.io/component": "custom"}
     }
@@ -372,13 +384,16 @@ def test_p10_long_name_uses_child_names() -> None:
     ],
     ids=["no-router", "gateway-only", "edge-63-route-refs-get-no-spec", "pool-ref-gets-no-scheduler-preset"],
 )
-def test_p10_presets_apply_only_where_asked(router: dict[str, Any] | None) -> None:
+def test_router_presets_apply_only_where_asked(router: dict[str, Any] | None) -> None:
     svc = _svc(router)
 
-    assert apply_router_presets(svc, CONFIG).to_wire() == svc.to_wire()
+    merged = apply_router_presets(svc, CONFIG).to_wire()["spec"]
+    assert merged.get("router") == svc.to_wire()["spec"].get("router")
+    # The workload preset applies to every single-node spec and turns model-based routing on.
+    assert merged["annotations"] == {"serving.kserve.io/model-based-routing-enabled": "true"}
 
 
-def test_p10_presets_are_idempotent_and_pure() -> None:
+def test_presets_are_idempotent_and_pure() -> None:
     svc = _svc({"route": {}, "gateway": {"refs": [{"name": "gw"}]}})
     before = svc.to_wire()
 

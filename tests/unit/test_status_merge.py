@@ -24,14 +24,62 @@ def test_router_fields_and_conditions_come_from_the_pass() -> None:
 
 
 def test_other_controllers_conditions_keep_their_stored_value() -> None:
-    stored = {"conditions": [_cond("WorkloadsReady", "True"), _cond("PresetsCombined", "True")]}
+    stored = {"conditions": [_cond("WorkloadsReady", "True"), _cond("MainWorkloadReady", "True")]}
     planned = {"conditions": [_cond("RouterReady", "True"), _cond("WorkloadsReady", "Unknown")]}
     merged = merge_status(stored, planned)
     assert merged["conditions"] == [
-        _cond("PresetsCombined", "True"),
+        _cond("MainWorkloadReady", "True"),
         _cond("RouterReady", "True"),
         _cond("WorkloadsReady", "True"),
     ]
+
+
+def test_presets_combined_and_applied_configs_belong_to_the_router() -> None:
+    stored = {"appliedConfigs": [{"name": "old"}], "conditions": [_cond("PresetsCombined", "False")]}
+    planned = {"appliedConfigs": [{"name": "new"}], "conditions": [_cond("PresetsCombined", "True")]}
+    merged = merge_status(stored, planned)
+    assert merged == {"appliedConfigs": [{"name": "new"}], "conditions": [_cond("PresetsCombined", "True")]}
+
+
+def test_why_4_ready_is_never_true_while_the_stored_workloads_ready_is_false() -> None:
+    workloads = {
+        "type": "WorkloadsReady",
+        "status": "False",
+        "reason": "MainWorkloadNotReady",
+        "message": "Deployment rollout in progress",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    stored = {"conditions": [workloads]}
+    planned = {
+        "conditions": [_cond("Ready", "True"), _cond("RouterReady", "True"), _cond("WorkloadsReady", "True")]
+    }
+    ready = merge_status(stored, planned)["conditions"][0]
+    assert ready == {
+        "type": "Ready",
+        "status": "False",
+        "reason": "MainWorkloadNotReady",
+        "message": "Deployment rollout in progress",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+
+
+def test_ready_turns_true_when_the_stored_workloads_became_ready_meanwhile() -> None:
+    stored = {"conditions": [_cond("WorkloadsReady", "True")]}
+    planned = {
+        "conditions": [
+            _cond("Ready", "Unknown"),
+            _cond("RouterReady", "True"),
+            _cond("WorkloadsReady", "Unknown"),
+        ]
+    }
+    assert merge_status(stored, planned)["conditions"][0] == _cond("Ready", "True")
+
+
+def test_a_ready_that_agrees_is_kept_as_planned() -> None:
+    planned_ready = {"type": "Ready", "status": "Unknown", "reason": "NewObservedGenFailure"}
+    stored = {"conditions": [_cond("WorkloadsReady", "Unknown")]}
+    planned = {"conditions": [planned_ready, _cond("RouterReady", "True")]}
+    assert merge_status(stored, planned)["conditions"][0] == planned_ready
 
 
 def test_conditions_the_pass_initialised_fill_gaps_only() -> None:

@@ -1,0 +1,54 @@
+"""LLMInferenceServiceConfig events signal the services that use the config (issue 9)."""
+
+from __future__ import annotations
+
+from router_core import kube
+from router_core.config import Environment
+from watcher import mapping
+from watcher.mapping import WatchedWorld
+
+from .builders import KSERVE, event, llmisvc, obj
+
+
+def _world(*services: dict[str, object]) -> WatchedWorld:
+    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
+    for svc in services:
+        world.apply(event(svc, initial=True))
+    return world
+
+
+def _keys(config_name: str, namespace: str, world: WatchedWorld) -> list[tuple[str, str]]:
+    affected = mapping.affected_services(event(obj(kube.LLMISVC_CONFIG, config_name, namespace)), world)
+    return [(a.namespace, a.name) for a in affected]
+
+
+APPLIED = {
+    "appliedConfigs": [{"name": "kserve-config-llm-router-route", "namespace": KSERVE, "source": "Preset"}]
+}
+
+
+def test_a_system_namespace_config_signals_the_services_that_applied_it_in_every_namespace() -> None:
+    world = _world(
+        llmisvc("a", "ns1", status=APPLIED),
+        llmisvc("b", "ns2", status=APPLIED),
+        llmisvc("c", "ns2", status={"appliedConfigs": [{"name": "other"}]}),
+    )
+    assert _keys("kserve-config-llm-router-route", KSERVE, world) == [("ns1", "a"), ("ns2", "b")]
+
+
+def test_a_namespace_local_config_signals_only_the_services_of_its_namespace() -> None:
+    world = _world(llmisvc("a", "ns1", status=APPLIED), llmisvc("b", "ns2", status=APPLIED))
+    assert _keys("kserve-config-llm-router-route", "ns1", world) == [("ns1", "a")]
+
+
+def test_a_base_ref_that_appears_signals_the_services_that_name_it() -> None:
+    svc = llmisvc("a", "ns1")
+    svc["spec"]["baseRefs"] = [{"name": "team"}]
+    world = _world(svc, llmisvc("b", "ns1", status=APPLIED))
+    assert _keys("team", "ns1", world) == [("ns1", "a")]
+
+
+def test_before_any_merge_a_well_known_name_counts_as_used() -> None:
+    world = _world(llmisvc("a", "ns1"))
+    assert _keys("kserve-config-llm-scheduler", KSERVE, world) == [("ns1", "a")]
+    assert _keys("unrelated", KSERVE, world) == []
