@@ -11,6 +11,7 @@ status is that one activity, and reads nothing from the API.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -44,6 +45,8 @@ from router_core.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from router_core.passes import PassPlan
 from router_core.phases import WriteOp
 from router_core.status_merge import merge_status
+
+log = logging.getLogger(__name__)
 
 INVALID_OBJECT = "InvalidLLMInferenceService"
 CACHE_NOT_SYNCED = "ClusterCacheNotSynced"
@@ -129,7 +132,14 @@ class RouterActivities:
                 type=CACHE_NOT_SYNCED,
             )
         with _translated():
-            for late in self.view.wait_for(seen, FRESHNESS_TIMEOUT):
+            behind = self.view.wait_for(seen, FRESHNESS_TIMEOUT)
+            if behind:
+                log.warning(
+                    "the cache is %.0fs behind on %s: reading them from the API",
+                    FRESHNESS_TIMEOUT,
+                    ", ".join(f"{s.type.kind} {s.namespace}/{s.name}@{s.resource_version}" for s in behind),
+                )
+            for late in behind:
                 # The watch is slow: read what the trigger saw from the API instead of planning on less.
                 found = self.api.get(late.type, late.namespace, late.name)
                 if found is None:
