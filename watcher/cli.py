@@ -67,7 +67,7 @@ def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
     logging.getLogger("urllib3").setLevel(logging.ERROR)
     try:
         settings = settings_from(args, env)
-        api_client = load_api_client(settings.kubeconfig, settings.kube_context)
+        api_client = load_api_client(settings.kubeconfig, settings.kube_context, settings.kube_connections)
     except SettingsError as err:
         return _fail(str(err), EXIT_BAD_SETTINGS)
     except Exception as err:  # the kubernetes config loader raises several kinds; all mean "fix the config"

@@ -33,7 +33,7 @@ from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning
 from watcher.runner import run_watcher
-from worker.factory import build_worker
+from worker.factory import WorkerSizing, build_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import PassSummary, ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
@@ -201,7 +201,7 @@ async def running_stack(
             task_queue = f"integration-{suffix}"
             activities = RouterActivities(worker_api, world.ENV)
             await stack_exit.enter_async_context(
-                build_worker(temporal, task_queue, activities, executor, max_concurrent_activities=8)
+                build_worker(temporal, task_queue, activities, executor, WorkerSizing(activity_threads=8))
             )
             stack = Stack(server, temporal, namespace, task_queue, kube, worker_api, gateway_controller)
             stack_exit.push_async_callback(stack.terminate_workflows)
