@@ -67,7 +67,8 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-queue", help="Temporal task queue (default: $LLMISVC_ROUTER_TASK_QUEUE)")
     sizing = parser.add_argument_group("worker sizing (docs/operations.md)")
     for flag, variable, text, default in _SIZING_FLAGS:
-        sizing.add_argument(flag, type=int, metavar="N", help=f"{text} (default: ${variable}, else {default})")
+        described = f"{text} (default: ${variable}, else {default})"
+        sizing.add_argument(flag, type=int, metavar="N", help=described)
 
 
 _SIZING_FLAGS = (

@@ -22,7 +22,7 @@ current-context: x
 """
 
 
-def test_defaults_leave_the_pool_room_beyond_the_activity_threads():
+def test_defaults_leave_the_pool_room_beyond_the_activity_threads() -> None:
     settings = OrchestratorSettings.from_env({})
     assert settings.sizing() == WorkerSizing(
         activity_threads=16, max_cached_workflows=1000, workflow_task_pollers=5, activity_task_pollers=5
@@ -30,7 +30,7 @@ def test_defaults_leave_the_pool_room_beyond_the_activity_threads():
     assert settings.kube_connections == 16 + SPARE_CONNECTIONS
 
 
-def test_each_sizing_variable_sets_its_knob():
+def test_each_sizing_variable_sets_its_knob() -> None:
     settings = OrchestratorSettings.from_env(
         {
             "LLMISVC_ROUTER_ACTIVITY_THREADS": "24",
@@ -44,7 +44,7 @@ def test_each_sizing_variable_sets_its_knob():
     assert settings.kube_connections == 30
 
 
-def test_the_pool_follows_the_activity_threads_unless_set():
+def test_the_pool_follows_the_activity_threads_unless_set() -> None:
     settings = OrchestratorSettings.from_env({"LLMISVC_ROUTER_ACTIVITY_THREADS": "40"})
     assert settings.kube_connections == 40 + SPARE_CONNECTIONS
     assert settings.with_flags(activity_threads=50).kube_connections == 50 + SPARE_CONNECTIONS
@@ -75,14 +75,14 @@ def test_the_pool_follows_the_activity_threads_unless_set():
         ),
     ],
 )
-def test_unusable_sizing_is_one_line_naming_the_variable(env: dict[str, str], message: str):
+def test_unusable_sizing_is_one_line_naming_the_variable(env: dict[str, str], message: str) -> None:
     with pytest.raises(SettingsError) as err:
         OrchestratorSettings.from_env(env)
     assert str(err.value).startswith(message)
 
 
 @pytest.mark.parametrize("command", ["worker", "run"])
-def test_sizing_flags_override_the_environment(command: str, monkeypatch: pytest.MonkeyPatch):
+def test_sizing_flags_override_the_environment(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLMISVC_ROUTER_ACTIVITY_THREADS", "8")
     flags = "--activity-threads 20 --max-cached-workflows 500 --kube-connections 25"
     flags += " --workflow-task-pollers 6 --activity-task-pollers 3"
@@ -92,18 +92,18 @@ def test_sizing_flags_override_the_environment(command: str, monkeypatch: pytest
     assert settings.kube_connections == 25
 
 
-def test_a_pool_flag_smaller_than_the_threads_names_the_flag(monkeypatch: pytest.MonkeyPatch):
+def test_a_pool_flag_smaller_than_the_threads_names_the_flag(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LLMISVC_ROUTER_ACTIVITY_THREADS", raising=False)
     args = build_parser().parse_args(["worker", "--kube-connections", "4"])
     with pytest.raises(SettingsError, match=r"^--kube-connections: 4 connections is fewer than the 16"):
         _settings(args)
 
 
-def test_the_kubernetes_client_keeps_as_many_connections_as_configured(tmp_path: Path):
+def test_the_kubernetes_client_keeps_as_many_connections_as_configured(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
     api_client = load_api_client(str(kubeconfig), None, connections=28)
     try:
         assert api_client.rest_client.pool_manager.connection_pool_kw["maxsize"] == 28
     finally:
-        api_client.close()
+        api_client.close()  # type: ignore[no-untyped-call]
