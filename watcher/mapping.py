@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from router_core import kube
+from router_core import kube, status_merge
 from router_core.config import (
     CONFIGMAP_NAME,
     INGRESS_KEY,
@@ -40,7 +40,6 @@ from router_core.config import (
 from router_core.gateway_api import ParentReference
 from router_core.llmisvc import LLMInferenceService
 from router_core.presets import apply_router_presets
-from router_core.status_merge import OWNED_CONDITIONS, OWNED_FIELDS
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire
 
 PART_OF_LABEL = "app.kubernetes.io/part-of"
@@ -100,22 +99,19 @@ class WatchedWorld:
 
 
 def only_router_status_changed(before: Wire, after: Wire) -> bool:
-    """Nothing changed but fields of the status the router itself writes (its conditions, URL,
-    addresses, router status, observedGeneration); a change by anyone else still triggers a pass."""
-    return _without_router_status(before) == _without_router_status(after)
+    """Nothing changed but what a router status write may change (``status_merge.is_router_write``: its
+    conditions, URL, addresses, router status, observedGeneration, and the conditions it initialises when
+    missing); a change by anyone else still triggers a pass."""
+    if _without_status(before) != _without_status(after):
+        return False
+    return status_merge.is_router_write(dict(before.get("status") or {}), dict(after.get("status") or {}))
 
 
-def _without_router_status(svc: Wire) -> Wire:
+def _without_status(svc: Wire) -> Wire:
     meta = {
         k: v for k, v in (svc.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")
     }
-    status = {
-        k: v for k, v in (svc.get("status") or {}).items() if k not in OWNED_FIELDS and k != "conditions"
-    }
-    foreign = [
-        c for c in (svc.get("status") or {}).get("conditions") or [] if c.get("type") not in OWNED_CONDITIONS
-    ]
-    return {**svc, "metadata": meta, "status": {**status, "conditions": foreign}}
+    return {**{k: v for k, v in svc.items() if k != "status"}, "metadata": meta}
 
 
 def _put(index: dict[Key, Wire], key: Key, obj: Wire | None) -> None:
