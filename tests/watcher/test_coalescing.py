@@ -137,7 +137,7 @@ async def test_a_burst_is_one_signal_at_once_then_one_at_the_end_of_the_window()
 
 
 async def test_a_service_that_fell_quiet_again_is_sent_at_once_again():
-    window = 0.2
+    window = 1.0
     signaller = ClockedSignaller()
     coalescer = SignalCoalescer(signaller, Tuning(debounce_seconds=window))
     coalescer.add(Affected("ns", "a", "one"))
@@ -146,7 +146,7 @@ async def test_a_service_that_fell_quiet_again_is_sent_at_once_again():
     asked = asyncio.get_running_loop().time()
     coalescer.add(Affected("ns", "a", "two"))
     await wait_for_signals(signaller, 2)
-    assert signaller.sent[1][0] - asked < window / 2
+    assert signaller.sent[1][0] - asked < window / 2  # not held for a window
     await coalescer.drain(1.0)
 
 
