@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHistory
 
 from benchmarks.scale_analysis import (
@@ -23,7 +24,7 @@ from benchmarks.scale_analysis import (
 HISTORIES = Path(__file__).parent / "histories"
 
 
-def _events(name: str) -> list:
+def _events(name: str) -> list[HistoryEvent]:
     history = WorkflowHistory.from_json(name, json.loads((HISTORIES / f"{name}.json").read_text()))
     return list(history.events)
 
