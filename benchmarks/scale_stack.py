@@ -78,12 +78,13 @@ def product(command: str, kubeconfig: Path, temporal: str, task_queue: str, log:
 
 
 def _wait_for_line(process: subprocess.Popen[bytes], log: Path, line: str, timeout: float = 60.0) -> None:
+    name = log.stem
     deadline = time.monotonic() + timeout
     while line not in log.read_text():
         if process.poll() is not None:
-            raise RuntimeError(f"{process.args} exited with {process.returncode}; see {log}")
+            raise RuntimeError(f"{name} exited with {process.returncode}; see {log}")
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{process.args} did not log {line!r} within {timeout:.0f}s")
+            raise TimeoutError(f"{name} did not log {line!r} within {timeout:.0f}s")
         time.sleep(0.1)
 
 
