@@ -296,7 +296,7 @@ def draw(png: Path, count: int, temporal: dict[str, float], direct: dict[str, fl
     axes.set_title(f"{count} LLMInferenceServices created at once")
     axes.set_ylim(0, count * 1.05)
     axes.grid(alpha=0.3)
-    axes.legend(loc="lower right")
+    axes.legend(loc="upper left")
     figure.tight_layout()
     figure.savefig(png, dpi=110)
     plt.close(figure)
