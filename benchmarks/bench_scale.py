@@ -158,7 +158,7 @@ async def run_temporal(
     histories = await _bounded([h.fetch_history() for h in handles])
     timeouts = sum(analysis.workflow_task_timeouts(h.events) for h in histories)
     figures = {
-        "workflow_task_timeouts": float(timeouts),
+        "workflow_task_timeouts": timeouts,
         "worker_peak_rss_mib": peak_rss_mib(worker),
         "passes_per_service": sum(s.pass_count for s in states) / len(names),
         "api_requests_per_service": (reads + writes) / len(names),

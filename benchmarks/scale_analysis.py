@@ -129,11 +129,12 @@ KEYS = (
 def table(figures: dict[str, float], services: int) -> str:
     """The figures as a Markdown table, one row per key, in the order of :data:`KEYS`."""
     rows = [f"| figure | N={services} |", "|---|---|"]
-    rows += [f"| `{key}` | {_shown(figures.get(key, math.nan))} |" for key in KEYS]
+    rows += [f"| `{key}` | {shown(figures.get(key, math.nan))} |" for key in KEYS]
     return "\n".join(rows)
 
 
-def _shown(value: float) -> str:
-    if isinstance(value, int) or (math.isfinite(value) and value == int(value) and abs(value) >= 10):
-        return str(int(value))
-    return f"{value:.2f}" if math.isfinite(value) else str(value)
+def shown(value: float) -> str:
+    """A whole number as one (counts), anything else with two decimals."""
+    if not math.isfinite(value):
+        return str(value)
+    return str(int(value)) if value == int(value) else f"{value:.2f}"
