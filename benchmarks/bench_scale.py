@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
 import tempfile
 import threading
@@ -222,6 +223,10 @@ def draw(png: Path, count: int, temporal: dict[str, float], direct: dict[str, fl
     plt.close(figure)
 
 
+def _finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -245,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     figures = figures_of(run, direct, latency, args.services)
     print(analysis.table(figures, args.services))
     if args.json:
-        args.json.write_text(json.dumps({key: figures.get(key) for key in analysis.KEYS}, indent=2) + "\n")
+        # Strict JSON: a figure that was not reached (a mode that did not converge) is null.
+        written = {key: _finite_or_none(figures.get(key)) for key in analysis.KEYS}
+        args.json.write_text(json.dumps(written, indent=2) + "\n")
     if args.png:
         draw(args.png, args.services, run.ready, direct)
     missing = [
