@@ -25,9 +25,14 @@ MERGE_PATCH = "application/merge-patch+json"
 REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds: a hung server fails the attempt, Temporal retries
 
 
-def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> k8s.ApiClient:
-    """A client from a kubeconfig (the argument, ``$KUBECONFIG`` or ~/.kube/config), else in-cluster."""
+def load_api_client(
+    kubeconfig: str | None = None, context: str | None = None, connections: int | None = None
+) -> k8s.ApiClient:
+    """A client from a kubeconfig (the argument, ``$KUBECONFIG`` or ~/.kube/config), else in-cluster;
+    ``connections`` is the most connections urllib3 keeps open (default: the client's, 5 per CPU)."""
     configuration = k8s.Configuration()
+    if connections is not None:
+        configuration.connection_pool_maxsize = connections
     try:
         k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=kubeconfig, context=context, client_configuration=configuration

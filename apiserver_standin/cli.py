@@ -1,7 +1,9 @@
 """``llmisvc-router apiserver``: run the stand-in in the foreground for other processes and kubectl.
 
 Serves until SIGINT/SIGTERM (exit 0) and writes a kubeconfig pointing at itself. With
-``--gateway-controller`` it also runs the simulated gateway controller, as a dev stack needs.
+``--gateway-controller`` it also runs the simulated gateway controller, as a dev stack needs, and with
+``--workload-controller`` the simulated KServe workload controller (``WorkloadsReady`` and the scheduler
+Deployments), as the benchmarks need.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="also run the simulated gateway controller (marks Gateways Programmed, routes Accepted)",
     )
     parser.add_argument(
+        "--workload-controller",
+        action="store_true",
+        help="also run the simulated KServe workload controller (WorkloadsReady, scheduler Deployments)",
+    )
+    parser.add_argument(
         "--pool-groups",
         choices=sorted(POOL_GROUP_CHOICES),
         default="both",
@@ -70,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
 
     previous: dict[int, Any] = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    controller = None
+    controllers: list[Any] = []
     try:
         # Written before serving (the port is bound already): whoever sees the server healthy can use it.
         path = write_kubeconfig(args.kubeconfig, server.url)
@@ -79,14 +86,20 @@ def run(args: argparse.Namespace) -> int:
             from apiserver_standin.gateway_controller import ControllerConfig, SimulatedGatewayController
 
             config = ControllerConfig(accepted_pool_groups=frozenset(POOL_GROUP_CHOICES[args.pool_groups]))
-            controller = SimulatedGatewayController(
-                server.api_client("standin-gateway-controller"), config
-            ).start()
+            controllers.append(
+                SimulatedGatewayController(server.api_client("standin-gateway-controller"), config).start()
+            )
+        if args.workload_controller:
+            from apiserver_standin.workload_controller import SimulatedWorkloadController
+
+            controllers.append(
+                SimulatedWorkloadController(server.api_client("standin-workload-controller")).start()
+            )
         print(f"apiserver stand-in serving at {server.url}; kubeconfig: {path}", flush=True)
         while not stop.wait(0.2):
             pass
     finally:
-        if controller is not None:
+        for controller in controllers:
             controller.stop()
         server.stop()
         for sig, handler in previous.items():

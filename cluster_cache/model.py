@@ -71,7 +71,7 @@ class Tuning:
     watch_timeout_seconds: int = 300  # a server-side watch ends after this long and is resumed
     backoff_first: float = 0.5  # first wait after a failure; doubles per failure
     backoff_cap: float = 30.0
-    debounce_seconds: float = 0.2  # events for one service within this window make one signal
+    debounce_seconds: float = 0.2  # after a signal, events for its service within this window make one more
     sync_timeout: float = 10.0  # how long start-up waits for the first list of the other kinds
     send_concurrency: int = 32  # signals in flight at once
 

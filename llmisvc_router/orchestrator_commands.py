@@ -64,6 +64,26 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
     )
     parser.add_argument("--task-queue", help="Temporal task queue (default: $LLMISVC_ROUTER_TASK_QUEUE)")
+    sizing = parser.add_argument_group("worker sizing (docs/operations.md)")
+    for flag, variable, text, default in _SIZING_FLAGS:
+        described = f"{text} (default: ${variable}, else {default})"
+        sizing.add_argument(flag, type=int, metavar="N", help=described)
+
+
+_SIZING_FLAGS = (
+    ("--activity-threads", "LLMISVC_ROUTER_ACTIVITY_THREADS", "activities run at once", "16"),
+    ("--max-cached-workflows", "LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS", "workflows kept in memory", "1000"),
+    ("--workflow-task-pollers", "LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS", "workflow task polls at once", "5"),
+    ("--activity-task-pollers", "LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS", "activity task polls at once", "5"),
+    (
+        "--kube-connections",
+        "LLMISVC_ROUTER_KUBE_CONNECTIONS",
+        "Kubernetes API connections kept open, at least the activity threads",
+        "the threads + 12",
+    ),
+)
+
+_SIZING_FIELDS = [flag.removeprefix("--").replace("-", "_") for flag, *_ in _SIZING_FLAGS]
 
 
 def _settings(args: argparse.Namespace) -> OrchestratorSettings:
@@ -71,6 +91,10 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         kubeconfig=getattr(args, "kubeconfig", None),
         task_queue=getattr(args, "task_queue", None),
         namespaces=getattr(args, "namespace", None),
+        **{
+            flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"), None)
+            for flag, *_ in _SIZING_FLAGS
+        },
     )
 
 
@@ -97,7 +121,7 @@ async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch
         raise CommandError(str(err)) from err
     client = await _connect(runtime)
     try:
-        api_client = load_api_client(settings.kubeconfig, settings.kube_context)
+        api_client = load_api_client(settings.kubeconfig, settings.kube_context, settings.kube_connections)
     except Exception as err:  # the kubernetes config loaders raise a variety of types
         raise CommandError(f"cannot load the Kubernetes configuration: {err}") from err
     env = environment_from()

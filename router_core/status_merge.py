@@ -5,6 +5,10 @@ The router owns the routing fields of the status, ``appliedConfigs`` and its own
 ``WorkloadsReady``, keep the value they have in the cluster at the time of the write, even if it changed
 while the pass ran. ``Ready`` summarises ``WorkloadsReady`` and ``RouterReady`` (knative's living
 condition set), so once the two come from different writers it is made consistent with both.
+
+:func:`is_router_write` is the same rule read backwards: it tells whoever watches the services (the
+watcher) that a status change is one this merge could have produced, i.e. the echo of a pass, so the two
+never disagree on what the router may write.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ OWNED_CONDITIONS = frozenset(
 )
 OWNED_FIELDS = ("url", "address", "addresses", "router", "observedGeneration", "appliedConfigs")
 Wire = dict[str, Any]
+#: Conditions of other controllers a pass adds when absent (``conditions.initialize``), never changes.
+INITIALISED_CONDITIONS = frozenset(set(conditions.TERMINAL) - OWNED_CONDITIONS)
 
 
 def merge_status(stored: Wire, planned: Wire) -> Wire:
@@ -26,9 +32,10 @@ def merge_status(stored: Wire, planned: Wire) -> Wire:
     merged.update({k: planned[k] for k in OWNED_FIELDS if k in planned})
     foreign = [c for c in stored.get("conditions") or [] if c.get("type") not in OWNED_CONDITIONS]
     present = {c.get("type") for c in foreign}
-    # Conditions the pass initialised for others (e.g. WorkloadsReady=Unknown) fill gaps only.
+    # Conditions the pass initialised for others (WorkloadsReady=Unknown) fill gaps only; any other foreign
+    # condition in ``planned`` is a stale copy of what the pass read, and its owner's latest word stands.
     initialised = [
-        c for c in planned.get("conditions") or [] if c.get("type") not in OWNED_CONDITIONS | present
+        c for c in planned.get("conditions") or [] if c.get("type") in INITIALISED_CONDITIONS - present
     ]
     owned = [c for c in planned.get("conditions") or [] if c.get("type") in OWNED_CONDITIONS]
     combined = sorted([*foreign, *initialised, *owned], key=lambda c: str(c.get("type")))
@@ -65,3 +72,22 @@ def _consistent_ready(conds: list[Wire]) -> list[Wire]:
         if source.get(key) is not None and (decisive is not None or key == "lastTransitionTime"):
             fixed[key] = source[key]
     return [fixed if c.get("type") == conditions.READY else c for c in conds]
+
+
+def is_router_write(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """``after`` is a status the router could have written over ``before``: it differs only in the router's
+    fields and conditions and in initialised conditions that were missing (a router's first write adds
+    ``WorkloadsReady=Unknown``, which is not another controller's change). A condition that appeared with
+    any other value (``WorkloadsReady=True``) is its owner's first word, and it changes ``Ready``."""
+    present = {c.get("type") for c in before.get("conditions") or []}
+    added = [c for c in after.get("conditions") or [] if c.get("type") in INITIALISED_CONDITIONS - present]
+    if any(c.get("status") != conditions.UNKNOWN or c.get("reason") or c.get("message") for c in added):
+        return False
+    return _by_type(merge_status(before, after)) == _by_type(after)
+
+
+def _by_type(status: dict[str, Any]) -> dict[str, Any]:
+    """The conditions in type order: their order carries no meaning."""
+    if not status.get("conditions"):
+        return {k: v for k, v in status.items() if k != "conditions"}
+    return {**status, "conditions": sorted(status["conditions"], key=lambda c: str(c.get("type")))}

@@ -35,7 +35,8 @@ Gateway API / Inference Extension / KServe CRDs and to the inferenceservice-conf
 the workflows they affect. Several watchers may run at once: signals are idempotent.
 
 Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_RESYNC_SECONDS, LLMISVC_ROUTER_NAMESPACES
-(comma-separated; empty = all), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT, POD_NAMESPACE (the KServe
+(comma-separated; empty = all), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT, LLMISVC_ROUTER_KUBE_CONNECTIONS
+(connections kept open to the API), POD_NAMESPACE (the KServe
 namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), OpenTelemetry's OTEL_TRACES_EXPORTER,
 OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_API_KEY, TEMPORAL_TLS_*.
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
     logging.getLogger("urllib3").setLevel(logging.ERROR)
     try:
         settings = settings_from(args, env)
-        api_client = load_api_client(settings.kubeconfig, settings.kube_context)
+        api_client = load_api_client(settings.kubeconfig, settings.kube_context, settings.kube_connections)
     except SettingsError as err:
         return _fail(str(err), EXIT_BAD_SETTINGS)
     except Exception as err:  # the kubernetes config loader raises several kinds; all mean "fix the config"

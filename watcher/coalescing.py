@@ -1,7 +1,10 @@
 """Coalescing: a burst of events about one service becomes one signal carrying every reason.
 
-The first event for a service opens a short window (``Tuning.debounce_seconds``); events for the same
-service that arrive within it join the pending signal. Whether the signal starts the workflow follows
+The first event of a quiet service goes out at once: debouncing it would only add latency to the common
+case of a single change. Sending opens a window (``Tuning.debounce_seconds``): events for the same service
+that arrive within it wait for its end and go out together as one signal, so a burst costs at most two
+passes however long it is (the events of one loop turn, e.g. several rules naming the service, always
+travel together). Whether the signal starts the workflow follows
 the service's own latest event (created or modified: start; deleted: plain signal); events on other
 objects never start a workflow. A signal that fails to go out is put back and retried with a capped
 backoff, merged with whatever arrived meanwhile, so a Temporal outage delays signals but loses none.
@@ -62,6 +65,7 @@ class SignalCoalescer:
         self._signaller = signaller
         self._tuning = tuning
         self._pending: dict[Key, _Pending] = {}
+        self._last_sent: dict[Key, float] = {}  # loop time of the latest signal, within its window only
         self._tasks: set[asyncio.Task[None]] = set()
         self._limit = asyncio.Semaphore(tuning.send_concurrency)
         self._flush_now = asyncio.Event()
@@ -74,8 +78,25 @@ class SignalCoalescer:
         pending = self._pending.get(key)
         if pending is None:
             pending = self._pending[key] = _Pending()
-            self._schedule(key, self._tuning.debounce_seconds)
+            self._schedule(key, self._wait_before_sending(key))
         pending.add(affected.reason, start, seen)
+
+    def _wait_before_sending(self, key: Key) -> float:
+        """Nothing for a quiet service; the rest of the window after its latest signal for one in a burst."""
+        last = self._last_sent.get(key)
+        if last is None:
+            return 0.0
+        return max(0.0, last + self._tuning.debounce_seconds - asyncio.get_running_loop().time())
+
+    def _opened_window(self, key: Key) -> None:
+        loop = asyncio.get_running_loop()
+        stamp = self._last_sent[key] = loop.time()
+        # Forgotten when the window closes, so the map holds only services signalled just now.
+        loop.call_later(self._tuning.debounce_seconds, self._close_window, key, stamp)
+
+    def _close_window(self, key: Key, stamp: float) -> None:
+        if self._last_sent.get(key) == stamp:
+            del self._last_sent[key]
 
     async def drain(self, timeout: float) -> None:
         """Send everything pending now (no more retries) and wait up to ``timeout`` for it to go out."""
@@ -94,9 +115,11 @@ class SignalCoalescer:
         task.add_done_callback(self._tasks.discard)
 
     async def _send_later(self, key: Key, delay: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._flush_now.wait(), delay)
+        if delay > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._flush_now.wait(), delay)
         pending = self._pending.pop(key)
+        self._opened_window(key)
         signal = pending.signal(key)
         try:
             async with self._limit:

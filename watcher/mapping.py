@@ -1,8 +1,10 @@
 """Which LLMInferenceServices an event affects (spec 1.8, re-evaluation triggers). Pure: no I/O.
 
 :class:`WatchedWorld` is the little the watcher remembers to answer that question — the services it
-has seen, the HTTPRoutes (a referenced route's parentRefs tie a Gateway to a service) and the router
-config — and :func:`affected_services` applies the rules:
+has seen, the HTTPRoutes (a referenced route's parentRefs tie a Gateway to a service), the router
+config, and an index from each Gateway, HTTPRoute and InferencePool to the services that use it
+(:mod:`watcher.uses`, kept up to date as services, routes and the config change, so one event costs
+the same whatever the number of services) — and :func:`affected_services` applies the rules:
 
 * the LLMInferenceService itself;
 * an owned object (label ``app.kubernetes.io/part-of=llminferenceservice`` and a controller owner
@@ -18,18 +20,17 @@ config — and :func:`affected_services` applies the rules:
 
 A change of a service that only touches the status fields the router writes itself is not a trigger:
 it is the echo of a pass that already ran. Signalling a service that turns out not to care costs one
-idle pass; missing one leaves it stale until
-the resync, so every rule errs on the side of signalling.
+idle pass; missing one leaves it stale until the resync, so every rule errs on the side of signalling.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from router_core import kube
+from router_core import kube, status_merge
 from router_core.config import (
     CONFIGMAP_NAME,
     INGRESS_KEY,
@@ -38,10 +39,9 @@ from router_core.config import (
     RouterConfig,
     load_router_config,
 )
-from router_core.gateway_api import ParentReference
 from router_core.llmisvc import LLMInferenceService
 from router_core.presets import apply_router_presets
-from router_core.status_merge import OWNED_CONDITIONS, OWNED_FIELDS
+from watcher import uses
 from watcher.config_users import config_users
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire
 
@@ -52,7 +52,7 @@ ROUTING_CRD_GROUPS = frozenset(
     {kube.GATEWAY_GROUP, kube.POOL_V1_GROUP, kube.POOL_V1ALPHA2_GROUP, kube.SERVING_GROUP}
 )
 
-Key = tuple[str, str]  # (namespace, name)
+Key = uses.Key
 
 
 def router_config(configmap: Wire | None, env: Environment) -> RouterConfig:
@@ -68,11 +68,16 @@ def router_config(configmap: Wire | None, env: Environment) -> RouterConfig:
 
 @dataclass
 class WatchedWorld:
+    """The services, the HTTPRoutes and the config as last seen, and the index of what each service uses
+    (``watcher.uses``), updated per event: mapping an event on a Gateway, route or pool to its services
+    costs the same with ten services or ten thousand."""
+
     env: Environment
     config: RouterConfig
     services: dict[Key, Wire] = field(default_factory=dict)
     routes: dict[Key, Wire] = field(default_factory=dict)
     _merged: dict[Key, LLMInferenceService | None] = field(default_factory=dict, repr=False)
+    _index: uses.UsersIndex = field(default_factory=uses.UsersIndex, repr=False)
 
     @classmethod
     def empty(cls, env: Environment) -> WatchedWorld:
@@ -83,13 +88,19 @@ class WatchedWorld:
         key = (event.namespace, event.name)
         gone = event.type == DELETED
         if event.resource == kube.LLMISVC:
-            _put(self.services, key, None if gone else event.obj)
-            self._merged.pop(key, None)
+            self._put_service(key, None if gone else event.obj)
         elif event.resource == kube.HTTPROUTE:
             _put(self.routes, key, None if gone else event.obj)
+            # The parentRefs of a route a service names are among the service's Gateways.
+            for service in self._index.users(uses.SPEC_ROUTE, key):
+                self._reindex(service)
         elif is_router_configmap(event, self.env):
-            self.config = router_config(None if gone else event.obj, self.env)
-            self._merged.clear()
+            config = router_config(None if gone else event.obj, self.env)
+            if config != self.config:
+                self.config = config
+                self._merged.clear()
+                for service in self.services:
+                    self._reindex(service)
 
     def merged(self, key: Key) -> LLMInferenceService | None:
         """The service with the router presets applied (None if its spec does not parse)."""
@@ -100,24 +111,42 @@ class WatchedWorld:
     def service_keys(self) -> list[Key]:
         return sorted(self.services)
 
+    def users(self, kind: str, used: Key) -> list[Key]:
+        """The services that use ``used`` (a ``watcher.uses`` kind), in a stable order."""
+        return sorted(self._index.users(kind, used))
+
+    def _put_service(self, key: Key, obj: Wire | None) -> None:
+        previous = self.services.get(key)
+        if obj is None:
+            self.services.pop(key, None)
+            self._merged.pop(key, None)
+            if previous is not None:
+                self._index.remove(key)
+            return
+        self.services[key] = obj
+        if previous is None or _without_status(previous) != _without_status(obj):
+            self._merged.pop(key, None)  # the presets apply to the spec: a status write keeps them
+        self._reindex(key)
+
+    def _reindex(self, key: Key) -> None:
+        view = uses.ServiceView(key[0], self.services[key], self.merged(key))
+        self._index.put(key, uses.service_uses(view, self.config, self.routes))
+
 
 def only_router_status_changed(before: Wire, after: Wire) -> bool:
-    """Nothing changed but fields of the status the router itself writes (its conditions, URL,
-    addresses, router status, observedGeneration); a change by anyone else still triggers a pass."""
-    return _without_router_status(before) == _without_router_status(after)
+    """Nothing changed but what a router status write may change (``status_merge.is_router_write``: its
+    conditions, URL, addresses, router status, observedGeneration, and the conditions it initialises when
+    missing); a change by anyone else still triggers a pass."""
+    if _without_status(before) != _without_status(after):
+        return False
+    return status_merge.is_router_write(dict(before.get("status") or {}), dict(after.get("status") or {}))
 
 
-def _without_router_status(svc: Wire) -> Wire:
+def _without_status(svc: Wire) -> Wire:
     meta = {
         k: v for k, v in (svc.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")
     }
-    status = {
-        k: v for k, v in (svc.get("status") or {}).items() if k not in OWNED_FIELDS and k != "conditions"
-    }
-    foreign = [
-        c for c in (svc.get("status") or {}).get("conditions") or [] if c.get("type") not in OWNED_CONDITIONS
-    ]
-    return {**svc, "metadata": meta, "status": {**status, "conditions": foreign}}
+    return {**{k: v for k, v in svc.items() if k != "status"}, "metadata": meta}
 
 
 def _put(index: dict[Key, Wire], key: Key, obj: Wire | None) -> None:
@@ -182,25 +211,15 @@ def owner_of(obj: Wire) -> list[Key]:
 
 
 def gateway_users(event: WatchEvent, world: WatchedWorld) -> list[Key]:
-    gateway = (event.namespace, event.name)
-    return [key for key in world.service_keys() if gateway in _gateways_used(key, world)]
+    return world.users(uses.GATEWAY, (event.namespace, event.name))
 
 
 def route_users(event: WatchEvent, world: WatchedWorld) -> list[Key]:
-    route = (event.namespace, event.name)
-    return [key for key in world.service_keys() if route in _routes_used(key, world)]
+    return world.users(uses.HTTPROUTE, (event.namespace, event.name))
 
 
 def pool_users(event: WatchEvent, world: WatchedWorld) -> list[Key]:
-    users = []
-    for key in world.service_keys():
-        svc = world.merged(key)
-        scheduler = svc.scheduler() if svc is not None else None
-        pool = scheduler.pool if scheduler is not None else None
-        ref = pool.ref if pool is not None and pool.has_ref() else None
-        if key[0] == event.namespace and ref is not None and ref.name == event.name:
-            users.append(key)
-    return users
+    return world.users(uses.POOL, (event.namespace, event.name))
 
 
 def crd_changes_routing(event: WatchEvent) -> bool:
@@ -235,84 +254,7 @@ _RULES: dict[kube.ResourceType, _Rule] = {
 }
 
 
-# --- what one service uses -------------------------------------------------------------------------
-
-
-def _gateways_used(key: Key, world: WatchedWorld) -> set[Key]:
-    namespace = key[0]
-    used = {(g.namespace or namespace, g.name) for g in _observed_gateways(world.services[key])}
-    svc = world.merged(key)
-    router = svc.router if svc is not None else None
-    if svc is None or router is None:
-        return used
-    if router.gateway is not None:
-        used |= {(r.namespace or namespace, r.name) for r in router.gateway.refs or []}
-        if not router.gateway.has_refs():
-            used.add((world.config.ingress_gateway_namespace, world.config.ingress_gateway_name))
-    http = svc.route_settings()
-    if http is not None and http.spec is not None:
-        used |= set(_gateway_parents(http.spec.parent_refs, namespace))
-    for route_key in _referenced_routes(svc):
-        route = world.routes.get(route_key)
-        if route is not None:
-            parents = (route.get("spec") or {}).get("parentRefs") or []
-            used |= set(_gateway_parents(_parent_refs(parents), route_key[0]))
-    return used
-
-
-def _routes_used(key: Key, world: WatchedWorld) -> set[Key]:
-    namespace = key[0]
-    used = {
-        (r.namespace or namespace, r.name)
-        for g in _observed_gateways(world.services[key])
-        for r in g.http_routes or []
-    }
-    svc = world.merged(key)
-    if svc is not None:
-        used |= set(_referenced_routes(svc))
-    return used
-
-
-def _referenced_routes(svc: LLMInferenceService) -> list[Key]:
-    http = svc.route_settings()
-    refs = http.refs if http is not None else None
-    return [(svc.namespace, ref.name) for ref in refs or [] if ref.name]
-
-
-def _observed_gateways(wire: Wire) -> Iterator[_Observed]:
-    """``status.router.gateways[]``, read loosely: a malformed status must not hide the rest."""
-    router = ((wire.get("status") or {}).get("router")) or {}
-    for item in router.get("gateways") or []:
-        if isinstance(item, dict) and item.get("name"):
-            routes = [
-                _Observed(str(r.get("namespace") or ""), str(r["name"]), [])
-                for r in item.get("httpRoutes") or []
-                if isinstance(r, dict) and r.get("name")
-            ]
-            yield _Observed(str(item.get("namespace") or ""), str(item["name"]), routes)
-
-
-@dataclass(frozen=True)
-class _Observed:
-    namespace: str
-    name: str
-    http_routes: list[_Observed]
-
-
-def _parent_refs(raw: Iterable[object]) -> list[ParentReference]:
-    refs = []
-    for item in raw:
-        try:
-            refs.append(ParentReference.model_validate(item))
-        except ValidationError:
-            continue
-    return refs
-
-
-def _gateway_parents(refs: list[ParentReference] | None, namespace: str) -> Iterator[Key]:
-    for ref in refs or []:
-        if (ref.kind or "Gateway") == "Gateway" and (ref.group or kube.GATEWAY_GROUP) == kube.GATEWAY_GROUP:
-            yield ref.gateway_namespace(namespace), ref.name
+# --- reading the wire loosely --------------------------------------------------------------------
 
 
 def _served_versions(crd: Wire) -> list[str]:

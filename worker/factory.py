@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import Executor
+from dataclasses import dataclass
 
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -36,12 +37,25 @@ def workflow_runner() -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(restrictions=restrictions)
 
 
+@dataclass(frozen=True)
+class WorkerSizing:
+    """How much work one worker takes on at once (``worker.settings`` reads it from the environment).
+
+    ``activity_threads`` is both the executor's size and the activity slots: a slot without a thread would
+    let a started activity wait for a thread while its timeout runs."""
+
+    activity_threads: int = 16
+    max_cached_workflows: int = 1000  # sticky cache: a cached workflow's next task needs no replay
+    workflow_task_pollers: int = 5
+    activity_task_pollers: int = 5
+
+
 def build_worker(
     client: Client,
     task_queue: str,
     activities: RouterActivities,
     executor: Executor,
-    max_concurrent_activities: int = 20,
+    sizing: WorkerSizing,
 ) -> Worker:
     return Worker(
         client,
@@ -49,7 +63,10 @@ def build_worker(
         workflows=list(WORKFLOWS),
         activities=activities.all(),
         activity_executor=executor,
-        max_concurrent_activities=max_concurrent_activities,
+        max_concurrent_activities=sizing.activity_threads,
+        max_cached_workflows=sizing.max_cached_workflows,
+        max_concurrent_workflow_task_polls=sizing.workflow_task_pollers,
+        max_concurrent_activity_task_polls=sizing.activity_task_pollers,
         workflow_runner=workflow_runner(),
     )
 

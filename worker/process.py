@@ -34,7 +34,7 @@ async def run_worker(
             settings.task_queue,
             activities,
             executor,
-            max_concurrent_activities=settings.activity_threads,
+            settings.sizing(),
         )
         runner = asyncio.create_task(worker.run())
         log.info("worker polling task queue %s", settings.task_queue)

@@ -9,6 +9,12 @@ OpenTelemetry's variables, ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``, ``no
 unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is
 set and no tracing otherwise, so a cluster without a collector is not sent spans) and
 ``OTEL_SDK_DISABLED=true``.
+
+Sizing of the worker (:class:`~worker.factory.WorkerSizing`) and of the Kubernetes client's connection
+pool: ``LLMISVC_ROUTER_ACTIVITY_THREADS``, ``LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS``,
+``LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS``, ``LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS`` and
+``LLMISVC_ROUTER_KUBE_CONNECTIONS`` (at least the activity threads; by default the threads plus room
+for the watcher's watch streams, which share the pool in ``llmisvc-router run``).
 """
 
 from __future__ import annotations
@@ -17,14 +23,18 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
 from worker import telemetry
-from worker.factory import DATA_CONVERTER
+from worker.factory import DATA_CONVERTER, WorkerSizing
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
+
+#: Connections kept beyond the activity threads: one per watch stream of ``llmisvc-router run`` (about
+#: nine for all namespaces) and a few for the watcher's relists.
+SPARE_CONNECTIONS = 12
 
 
 class SettingsError(ValueError):
@@ -37,13 +47,48 @@ class OrchestratorSettings(BaseModel):
     kubeconfig: str | None = None
     kube_context: str | None = None
     namespaces: list[str] = []  # empty: all namespaces
-    activity_threads: int = 16
+    activity_threads: int = Field(default=16, ge=1)
+    max_cached_workflows: int = Field(default=1000, ge=0)
+    workflow_task_pollers: int = Field(default=5, ge=2)  # the SDK needs two with a workflow cache
+    activity_task_pollers: int = Field(default=5, ge=1)
+    kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
 
+    @model_validator(mode="after")
+    def _pool_fits_threads(self) -> OrchestratorSettings:
+        # urllib3 keeps at most this many connections: fewer than the threads that share them means
+        # connections thrown away and reopened under load ("Connection pool is full").
+        if self.kube_connections == 0:
+            self.kube_connections = self.activity_threads + SPARE_CONNECTIONS
+        elif self.kube_connections < self.activity_threads:
+            raise ValueError(
+                f"{self.kube_connections} connections is fewer than the {self.activity_threads} "
+                "activity threads that share them"
+            )
+        return self
+
     def with_flags(self, **flags: object) -> OrchestratorSettings:
-        """These settings overridden by the command-line flags that were given (None or empty: not given)."""
-        return self.model_copy(update={name: value for name, value in flags.items() if value})
+        """These settings overridden by the command-line flags that were given (None or empty: not given);
+        validated again, so a flag is held to the same rules as its variable."""
+        given = {name: value for name, value in flags.items() if value}
+        if not given:
+            return self
+        values = self.model_dump()
+        if "activity_threads" in given and "kube_connections" not in given:
+            values["kube_connections"] = 0  # derived from the threads again unless set explicitly
+        try:
+            return self.model_validate({**values, **given})
+        except ValidationError as err:
+            raise _settings_error(err, _FLAG_NAMES) from err
+
+    def sizing(self) -> WorkerSizing:
+        return WorkerSizing(
+            activity_threads=self.activity_threads,
+            max_cached_workflows=self.max_cached_workflows,
+            workflow_task_pollers=self.workflow_task_pollers,
+            activity_task_pollers=self.activity_task_pollers,
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
@@ -55,21 +100,39 @@ class OrchestratorSettings(BaseModel):
             "kube_context": values.get("LLMISVC_ROUTER_KUBE_CONTEXT"),
             "namespaces": [n for n in values.get("LLMISVC_ROUTER_NAMESPACES", "").split(",") if n.strip()],
             "activity_threads": values.get("LLMISVC_ROUTER_ACTIVITY_THREADS"),
+            "max_cached_workflows": values.get("LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS"),
+            "workflow_task_pollers": values.get("LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS"),
+            "activity_task_pollers": values.get("LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS"),
+            "kube_connections": values.get("LLMISVC_ROUTER_KUBE_CONNECTIONS"),
             "metrics_port": values.get("LLMISVC_ROUTER_METRICS_PORT") or None,
             "trace_exporters": trace_exporters(values),
         }
         try:
             return cls.model_validate({k: v for k, v in raw.items() if v is not None})
         except ValidationError as err:
-            problem = err.errors()[0]
-            name = _ENV_NAMES.get(str(problem["loc"][0]), str(problem["loc"][0]))
-            raise SettingsError(f"{name}: {problem['msg']}") from err
+            raise _settings_error(err, _ENV_NAMES) from err
 
 
+def _settings_error(err: ValidationError, names: Mapping[str, str]) -> SettingsError:
+    """One line naming the variable (or flag) at fault; a rule across fields names the pool's."""
+    problem = err.errors()[0]
+    field = str(problem["loc"][0]) if problem["loc"] else "kube_connections"
+    message = str(problem["msg"]).removeprefix("Value error, ")
+    return SettingsError(f"{names.get(field, field)}: {message}")
+
+
+_SIZING_NAMES = {
+    "activity_threads": "ACTIVITY_THREADS",
+    "max_cached_workflows": "MAX_CACHED_WORKFLOWS",
+    "workflow_task_pollers": "WORKFLOW_TASK_POLLERS",
+    "activity_task_pollers": "ACTIVITY_TASK_POLLERS",
+    "kube_connections": "KUBE_CONNECTIONS",
+}
+_FLAG_NAMES = {field: "--" + field.replace("_", "-") for field in _SIZING_NAMES}
 _ENV_NAMES = {
     "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
     "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
-    "activity_threads": "LLMISVC_ROUTER_ACTIVITY_THREADS",
+    **{field: f"LLMISVC_ROUTER_{suffix}" for field, suffix in _SIZING_NAMES.items()},
     "metrics_port": "LLMISVC_ROUTER_METRICS_PORT",
     "trace_exporters": "OTEL_TRACES_EXPORTER",
 }

@@ -35,7 +35,7 @@ from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning
 from watcher.runner import run_watcher, stop_cache
-from worker.factory import build_worker
+from worker.factory import WorkerSizing, build_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import PassSummary, ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
@@ -206,7 +206,7 @@ async def running_stack(
             stack_exit.push_async_callback(stop_cache, cache)
             activities = RouterActivities(worker_api, cache, world.ENV)
             await stack_exit.enter_async_context(
-                build_worker(temporal, task_queue, activities, executor, max_concurrent_activities=8)
+                build_worker(temporal, task_queue, activities, executor, WorkerSizing(activity_threads=8))
             )
             stack = Stack(server, temporal, namespace, task_queue, kube, worker_api, gateway_controller)
             stack_exit.push_async_callback(stack.terminate_workflows)

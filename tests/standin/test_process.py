@@ -18,6 +18,7 @@ from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin import cli
 from apiserver_standin.control import ControlClient
+from apiserver_standin.testing import running_apiserver_process
 
 from .helpers import GATEWAY, free_port, load_kubeconfig, route
 
@@ -149,3 +150,33 @@ def test_an_unknown_crd_selection_is_a_usage_error(tmp_path: Path) -> None:
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
     assert result.returncode == 2 and "unknown CRD" in result.stderr
+
+
+def test_the_workload_controller_flag_reports_workloads_ready(tmp_path: Path) -> None:
+    service = {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceService",
+        "metadata": {"name": "m", "namespace": "default"},
+        "spec": {"model": {"uri": "hf://org/m"}},
+    }
+    with (
+        running_apiserver_process(
+            tmp_path / "kubeconfig", free_port(), extra_args=["--workload-controller"]
+        ) as p,
+        client.ApiClient(client.Configuration(host=p.url)) as api,
+    ):
+        custom = client.CustomObjectsApi(api)
+        custom.create_namespaced_custom_object(
+            "serving.kserve.io", "v1alpha2", "default", "llminferenceservices", service
+        )
+        deadline = time.monotonic() + 10
+        conditions: list[Any] = []
+        while time.monotonic() < deadline and not conditions:
+            stored: Any = custom.get_namespaced_custom_object(
+                "serving.kserve.io", "v1alpha2", "default", "llminferenceservices", "m"
+            )
+            conditions = [
+                c for c in (stored.get("status") or {}).get("conditions") or [] if c["status"] == "True"
+            ]
+            time.sleep(0.1)
+        assert [c["type"] for c in conditions] == ["WorkloadsReady"]

@@ -27,7 +27,7 @@ from activities.router_activities import RouterActivities
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
 from tests.workflows.harness import DEV_SERVER
-from worker.factory import DATA_CONVERTER, build_worker
+from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
 from worker.starting import WorkflowStarter
 from workflows import search_attributes
 from workflows.models import ReconcileSignal, workflow_id
@@ -89,7 +89,7 @@ async def test_a_services_workflow_is_found_by_search_attribute_and_shows_summar
     with ThreadPoolExecutor(max_workers=4) as executor:
         cluster = FakeCluster(world.minimal_world())
         activities = RouterActivities(cluster, cluster, world.ENV)
-        async with build_worker(client, TASK_QUEUE, activities, executor, max_concurrent_activities=4):
+        async with build_worker(client, TASK_QUEUE, activities, executor, WorkerSizing(activity_threads=4)):
             starter = await WorkflowStarter.create(client, TASK_QUEUE, resync_seconds=600)
             assert starter.with_search_attributes, "the dev server should have the search attributes"
             await starter.signal_with_start(

@@ -1,5 +1,5 @@
-"""Coalescing: one signal per service per burst, the start verdict of the service's latest event, and
-no signal lost when Temporal refuses one."""
+"""Coalescing: a quiet service's first event at once, then one signal per burst, the start verdict of
+the service's latest event, and no signal lost when Temporal refuses one."""
 
 from __future__ import annotations
 
@@ -91,3 +91,74 @@ async def test_drain_sends_what_is_pending_at_once():
     coalescer.add(Affected("ns", "a", "late"))
     await asyncio.wait_for(coalescer.drain(1.0), 2)
     assert [s.reason for s in signaller.sent] == ["late"]
+
+
+@dataclass
+class ClockedSignaller:
+    """Records when each signal went out (loop time)."""
+
+    sent: list[tuple[float, str]] = field(default_factory=list)
+
+    async def send(self, signal: ServiceSignal) -> None:
+        self.sent.append((asyncio.get_running_loop().time(), signal.reason))
+
+
+async def wait_for_signals(signaller: ClockedSignaller, count: int, limit: float = 5.0) -> None:
+    async with asyncio.timeout(limit):
+        while len(signaller.sent) < count:
+            await asyncio.sleep(0.005)
+
+
+async def test_the_first_event_of_a_quiet_service_is_sent_at_once():
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(debounce_seconds=5.0))
+    began = asyncio.get_running_loop().time()
+    coalescer.add(Affected("ns", "a", "HTTPRoute ns/r modified"))
+    await wait_for_signals(signaller, 1)
+    assert signaller.sent[0][0] - began < 0.5  # not the 5 s window
+    await coalescer.drain(1.0)
+
+
+async def test_a_burst_is_one_signal_at_once_then_one_at_the_end_of_the_window():
+    window = 0.4
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(debounce_seconds=window))
+    coalescer.add(Affected("ns", "a", "first"))
+    await wait_for_signals(signaller, 1)
+    opened = signaller.sent[0][0]
+    for reason in ("second", "third", "second"):
+        coalescer.add(Affected("ns", "a", reason))
+        await asyncio.sleep(0.05)
+    await wait_for_signals(signaller, 2)
+    await asyncio.sleep(window)  # nothing more comes of the burst
+    assert [reason for _, reason in signaller.sent] == ["first", "second; third"]
+    assert signaller.sent[1][0] - opened >= window - 0.01
+    await coalescer.drain(1.0)
+
+
+async def test_a_service_that_fell_quiet_again_is_sent_at_once_again():
+    window = 1.0
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(debounce_seconds=window))
+    coalescer.add(Affected("ns", "a", "one"))
+    await wait_for_signals(signaller, 1)
+    await asyncio.sleep(window + 0.1)
+    asked = asyncio.get_running_loop().time()
+    coalescer.add(Affected("ns", "a", "two"))
+    await wait_for_signals(signaller, 2)
+    assert signaller.sent[1][0] - asked < window / 2  # not held for a window
+    await coalescer.drain(1.0)
+
+
+async def test_a_burst_on_one_service_does_not_delay_another():
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(debounce_seconds=5.0))
+    coalescer.add(Affected("ns", "busy", "one"))
+    await wait_for_signals(signaller, 1)
+    coalescer.add(Affected("ns", "busy", "two"))  # waits for the end of busy's window
+    asked = asyncio.get_running_loop().time()
+    coalescer.add(Affected("ns", "quiet", "three"))
+    await wait_for_signals(signaller, 2)
+    assert signaller.sent[1][1] == "three"
+    assert signaller.sent[1][0] - asked < 0.5
+    await coalescer.drain(1.0)

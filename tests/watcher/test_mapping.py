@@ -8,6 +8,7 @@ import pytest
 
 from router_core import kube
 from router_core.config import Environment
+from router_core.status_merge import merge_status
 from watcher import mapping
 from watcher.mapping import WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent
@@ -392,3 +393,20 @@ def test_a_spec_change_after_a_status_write_still_triggers_a_pass() -> None:
             event(after, MODIFIED), world_of(Case("x", event(before), [before], []))
         )
     ] == [("ns", "a")]
+
+
+def test_the_routers_first_status_write_does_not_trigger_a_pass() -> None:
+    """The first write also fills in ``WorkloadsReady=Unknown`` (knative's initialisation): still an echo."""
+    before = _with_status(llmisvc("a"), {}, "1")
+    planned = {
+        "url": "http://a.ns/",
+        "observedGeneration": 1,
+        "conditions": [
+            {"type": t, "status": s}
+            for t, s in [("Ready", "Unknown"), ("RouterReady", "True"), ("WorkloadsReady", "Unknown")]
+        ],
+    }
+    first_write = _with_status(before, merge_status({}, planned), "2")
+    assert {c["type"] for c in first_write["status"]["conditions"]} >= {"WorkloadsReady"}
+    world = world_of(Case("first write", event(before), [before], []))
+    assert mapping.affected_services(event(first_write, MODIFIED), world) == []

@@ -24,7 +24,7 @@ from activities.router_activities import RouterActivities
 from tests.history import ActivityRun
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
-from worker.factory import DATA_CONVERTER, build_worker
+from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
 from workflows.models import ServiceWorkflowInput, ServiceWorkflowResult, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -34,6 +34,8 @@ DEV_SERVER = BIN / "temporal"
 WAIT = 15.0  # real seconds a helper waits for the workflow to get somewhere
 
 Handle = WorkflowHandle[LLMInferenceServiceWorkflow, ServiceWorkflowResult]
+
+SIZING = WorkerSizing(activity_threads=4)
 
 
 async def start_time_skipping() -> WorkflowEnvironment:
@@ -103,7 +105,7 @@ async def running_service(
             task_queue,
             RouterActivities(cluster, cluster, world.ENV),
             executor,
-            max_concurrent_activities=4,
+            WorkerSizing(activity_threads=4),
         ):
             handle = await client.start_workflow(
                 LLMInferenceServiceWorkflow.run,

@@ -1,0 +1,153 @@
+"""The pure parts of ``bench_scale.py``: what a pass costs in Temporal history, how fast a fleet
+converged, and the report. No I/O, no clock: the benchmark feeds it what it measured, and the test suite
+runs it on a recorded history (``tests/replay/histories/``).
+
+A *pass* in a workflow history begins at a trigger (the workflow's start, a ``reconcile`` signal, a fired
+timer, an accepted update) and runs to the next trigger; a trigger arriving before the current piece
+scheduled any activity (a signal while the workflow is starting) joins that piece. The history does not
+say which timer was the resync and which the back-off of a pass restarted after a write conflict, so a
+restarted pass counts as two.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+
+TRIGGERS = frozenset(
+    {
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+        EventType.EVENT_TYPE_TIMER_FIRED,
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class PassCost:
+    """What one pass added to the history."""
+
+    history_events: int
+    history_bytes: int  # the events' protobuf encoding, as Temporal stores them
+    workflow_tasks: int  # workflow tasks scheduled (each one a round trip to a worker)
+    activities: int  # activities scheduled
+
+
+LOCAL_ACTIVITY_MARKER = "core_local_activity"
+
+
+def pass_cost(events: Sequence[HistoryEvent]) -> PassCost:
+    return PassCost(
+        history_events=len(events),
+        history_bytes=sum(event.ByteSize() for event in events),
+        workflow_tasks=_count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED),
+        activities=_count(events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) + _local_activities(events),
+    )
+
+
+def split_passes(events: Sequence[HistoryEvent]) -> list[list[HistoryEvent]]:
+    """The history cut at its triggers, each piece one pass (see the module's docstring)."""
+    passes: list[list[HistoryEvent]] = []
+    for event in events:
+        if event.event_type in TRIGGERS and (not passes or _schedules_activity(passes[-1])):
+            passes.append([])
+        if not passes:
+            passes.append([])
+        passes[-1].append(event)
+    return passes
+
+
+def workflow_task_timeouts(events: Sequence[HistoryEvent]) -> int:
+    """Workflow tasks that timed out: a worker too busy to pick up (or finish) its own sticky task."""
+    return _count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
+
+
+def _schedules_activity(events: Sequence[HistoryEvent]) -> bool:
+    return _count(events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) + _local_activities(events) > 0
+
+
+def _local_activities(events: Sequence[HistoryEvent]) -> int:
+    """Local activities (``fetch_gateways``, ``evaluate_conditions``) are recorded as markers."""
+    return sum(
+        1
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and e.marker_recorded_event_attributes.marker_name == LOCAL_ACTIVITY_MARKER
+    )
+
+
+def _count(events: Sequence[HistoryEvent], type_: EventType.ValueType) -> int:
+    return sum(1 for event in events if event.event_type == type_)
+
+
+# --- convergence and latency -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """Seconds from the creation of the fleet until its first, half and last service were RouterReady."""
+
+    first: float
+    half: float
+    all: float
+
+
+def convergence(ready_after: Sequence[float], count: int) -> Convergence:
+    """``ready_after``: seconds after creation at which each service was first seen Ready; a fleet that
+    did not converge has ``inf`` for what it did not reach."""
+    times = sorted(ready_after)
+
+    def nth(n: int) -> float:
+        return times[n - 1] if 0 < n <= len(times) else math.inf
+
+    return Convergence(first=nth(1), half=nth(math.ceil(count / 2)), all=nth(count))
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile (``fraction`` 0.5 for p50, 0.99 for p99)."""
+    ordered = sorted(samples)
+    if not ordered:
+        return math.nan
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+# --- the report --------------------------------------------------------------------------------------
+
+KEYS = (
+    "temporal.seconds_all_ready",
+    "direct.seconds_all_ready",
+    "ratio",
+    "temporal.seconds_50",
+    "temporal.seconds_first_ready",
+    "workflow_task_timeouts",
+    "worker_peak_rss_mib",
+    "passes_per_service",
+    "api_requests_per_service",
+    "noop_pass.history_events",
+    "noop_pass.history_bytes",
+    "noop_pass.workflow_tasks",
+    "noop_pass.activities",
+    "noop_pass.api_requests",
+    "noop_pass.api_writes",
+    "latency_ms.p50",
+    "latency_ms.p99",
+)
+
+
+def table(figures: dict[str, float], services: int) -> str:
+    """The figures as a Markdown table, one row per key, in the order of :data:`KEYS`."""
+    rows = [f"| figure | N={services} |", "|---|---|"]
+    rows += [f"| `{key}` | {shown(figures.get(key, math.nan))} |" for key in KEYS]
+    return "\n".join(rows)
+
+
+def shown(value: float) -> str:
+    """A whole number as one (counts), anything else with two decimals."""
+    if not math.isfinite(value):
+        return str(value)
+    return str(int(value)) if value == int(value) else f"{value:.2f}"

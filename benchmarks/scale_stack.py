@@ -1,0 +1,199 @@
+"""The processes and the cluster view of ``bench_scale.py``: the stand-in (with its gateway and workload
+controllers) and ``llmisvc-router worker`` / ``watch`` as child processes, everything on 127.0.0.1, and a
+:class:`Fleet` that seeds the stand-in, creates the services and watches them become Ready.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from activities.kube_api import KubeClusterApi
+from apiserver_standin.control import ControlClient
+from apiserver_standin.server import make_api_client
+from apiserver_standin.testing import StandinProcess, running_apiserver_process
+from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
+
+Wire = dict[str, Any]
+NS = "bench"
+BENCH_AGENT = "bench"  # the benchmark's own requests, left out of the product's counts
+CONTROLLER_AGENT = "standin-"  # the simulated gateway and workload controllers
+NAMESPACE_TYPE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
+ROUTER = Path(sys.executable).parent / "llmisvc-router"
+READ_VERBS = ("get", "list", "watch")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def standin(workdir: Path, label: str) -> Iterator[StandinProcess]:
+    """A fresh stand-in process with the simulated gateway and workload controllers."""
+    extra = ["--gateway-controller", "--workload-controller"]
+    with running_apiserver_process(workdir / f"{label}.kubeconfig", free_port(), extra_args=extra) as process:
+        yield process
+
+
+#: What each command logs once it is serving.
+READY_LINES = {"worker": "worker polling task queue", "watch": "watching LLMInferenceServices"}
+
+
+@contextlib.contextmanager
+def product(command: str, kubeconfig: Path, temporal: str, task_queue: str, log: Path) -> Iterator[int]:
+    """``llmisvc-router <command>`` against the stand-in and Temporal, once it logged that it is serving;
+    yields its pid; SIGTERM at the end."""
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": temporal,
+        "TEMPORAL_NAMESPACE": "default",
+        "LLMISVC_ROUTER_TASK_QUEUE": task_queue,
+        "KUBECONFIG": str(kubeconfig),
+        "OTEL_SDK_DISABLED": "true",
+    }
+    env.pop("LLMISVC_ROUTER_METRICS_PORT", None)
+    with log.open("w") as out:
+        process = subprocess.Popen([str(ROUTER), command], stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            _wait_for_line(process, log, READY_LINES[command])
+            yield process.pid
+        finally:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_for_line(process: subprocess.Popen[bytes], log: Path, line: str, timeout: float = 60.0) -> None:
+    name = log.stem
+    deadline = time.monotonic() + timeout
+    while line not in log.read_text():
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}; see {log}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{name} did not log {line!r} within {timeout:.0f}s")
+        time.sleep(0.1)
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident set (``VmHWM``), from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def service(name: str) -> Wire:
+    """A service with a managed route, gateway and scheduler, and model-based routing (so a new model name
+    changes its HTTPRoute: the latency probe)."""
+    return {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceService",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "model": {"uri": "hf://facebook/opt-125m", "name": "facebook/opt-125m"},
+            "annotations": {"serving.kserve.io/model-based-routing-enabled": "true"},
+            "router": {"route": {}, "gateway": {}, "scheduler": {}},
+        },
+    }
+
+
+class Fleet:
+    """The benchmark's view of one stand-in: its own client (``bench`` User-Agent) and the control API."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client = make_api_client(url, BENCH_AGENT)
+        self.client.configuration.connection_pool_maxsize = 32
+        self.kube = KubeClusterApi(self.client)
+        self.control = ControlClient(url)
+
+    def close(self) -> None:
+        self.client.close()  # type: ignore[no-untyped-call]
+
+    def seed(self) -> None:
+        for name in ("kserve", NS):
+            self.kube.create(NAMESPACE_TYPE, {"metadata": {"name": name}})
+        self.kube.create(
+            GATEWAYCLASS,
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "GatewayClass",
+                "metadata": {"name": "standin"},
+                "spec": {"controllerName": "gateway.standin.local/controller"},
+            },
+        )
+        self.kube.create(
+            GATEWAY,
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "Gateway",
+                "metadata": {"name": "kserve-ingress-gateway", "namespace": "kserve"},
+                "spec": {
+                    "gatewayClassName": "standin",
+                    "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
+                },
+            },
+        )
+
+    def create_all(self, names: list[str]) -> None:
+        """Every service at once (16 requests in flight), as a ``kubectl apply`` of a big file would."""
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(lambda n: self.kube.create(LLMISVC, service(n)), names))
+
+    def ready(self) -> set[str]:
+        """The services whose ``RouterReady`` is True now (one list request)."""
+        found = set()
+        for svc in self.kube.list_objects(LLMISVC, NS, {}):
+            for cond in (svc.get("status") or {}).get("conditions") or []:
+                if cond.get("type") == "RouterReady" and cond.get("status") == "True":
+                    found.add(svc["metadata"]["name"])
+        return found
+
+    def watch_ready(self, names: list[str], started: float, timeout: float) -> dict[str, float]:
+        """Seconds after ``started`` at which each service was first seen Ready (polled every 0.2 s),
+        until all are or ``timeout`` seconds have passed."""
+        seen: dict[str, float] = {}
+        while len(seen) < len(names) and time.monotonic() - started < timeout:
+            now = time.monotonic() - started
+            for name in self.ready() - seen.keys():
+                seen[name] = now
+            time.sleep(0.2)
+        return seen
+
+    def product_requests(self) -> tuple[int, int]:
+        """(reads, writes) by the product (neither the benchmark nor a simulated controller)."""
+        rows = [
+            r
+            for r in self.control.requests()["counts"]
+            if not str(r["user_agent"]).startswith((BENCH_AGENT, CONTROLLER_AGENT))
+        ]
+        reads = sum(r["count"] for r in rows if r["verb"] in READ_VERBS)
+        return reads, sum(r["count"] for r in rows) - reads
+
+    def wait_quiet(self, quiet: float = 3.0, timeout: float = 60.0) -> None:
+        """Until the product made no request for ``quiet`` seconds (or ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        last, since = self.product_requests(), time.monotonic()
+        while time.monotonic() < deadline and time.monotonic() - since < quiet:
+            time.sleep(0.5)
+            now = self.product_requests()
+            if now != last:
+                last, since = now, time.monotonic()
+
+    def route_has(self, name: str, text: str) -> bool:
+        route = self.kube.get(HTTPROUTE, NS, f"{name}-kserve-route") or {}
+        return text in str(route.get("spec"))

@@ -1,0 +1,70 @@
+"""The scale benchmark's history analysis (``benchmarks/scale_analysis.py``) on recorded histories, so the
+code that reports a pass's cost cannot drift from the histories the workflow writes."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import WorkflowHistory
+
+from benchmarks.scale_analysis import (
+    KEYS,
+    PassCost,
+    convergence,
+    pass_cost,
+    percentile,
+    split_passes,
+    table,
+    workflow_task_timeouts,
+)
+
+HISTORIES = Path(__file__).parent / "histories"
+
+
+def _events(name: str) -> list[HistoryEvent]:
+    history = WorkflowHistory.from_json(name, json.loads((HISTORIES / f"{name}.json").read_text()))
+    return list(history.events)
+
+
+def test_a_noop_resync_pass_is_cut_at_its_timer_and_counted() -> None:
+    events = _events("noop_resync")
+    first, resync = split_passes(events)
+    assert first[0].event_id == 1 and resync[0].event_id == first[-1].event_id + 1
+    cost = pass_cost(resync)
+    # A pass with nothing to do: the timer fires, one workflow task runs fetch_gateways as a local
+    # activity (a marker) and starts the next resync timer.
+    assert (cost.history_events, cost.workflow_tasks, cost.activities) == (6, 1, 1)
+    assert cost.history_bytes == sum(e.ByteSize() for e in resync) > 0
+    assert workflow_task_timeouts(events) == 0
+
+
+def test_every_event_belongs_to_exactly_one_pass() -> None:
+    for name in ("first_pass", "stop_resume", "recheck_then_reconcile"):
+        events = _events(name)
+        pieces = split_passes(events)
+        assert [e.event_id for piece in pieces for e in piece] == [e.event_id for e in events]
+        assert all(pass_cost(p).activities > 0 for p in pieces)
+
+
+def test_an_empty_stretch_costs_nothing() -> None:
+    assert pass_cost([]) == PassCost(0, 0, 0, 0)
+
+
+def test_convergence_reads_first_half_and_last_and_infinity_for_stragglers() -> None:
+    assert convergence([3.0, 1.0, 2.0, 4.0], 4) == convergence([1.0, 2.0, 3.0, 4.0], 4)
+    assert (convergence([1.0, 2.0, 3.0, 4.0], 4).half, convergence([1.0, 2.0, 3.0, 4.0], 4).all) == (2.0, 4.0)
+    assert convergence([1.0], 3).all == math.inf
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    samples = [float(i) for i in range(1, 31)]
+    assert (percentile(samples, 0.5), percentile(samples, 0.99)) == (15.0, 30.0)
+
+
+def test_the_table_has_a_row_per_key_in_order() -> None:
+    lines = table({"ratio": 2.5, "latency_ms.p50": 120.0}, 100).splitlines()
+    assert [line.split("`")[1] for line in lines[2:]] == list(KEYS)
+    assert "| `ratio` | 2.50 |" in lines and "| `latency_ms.p50` | 120 |" in lines
