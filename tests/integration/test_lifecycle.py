@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from apiserver_standin.testing import running_gateway_controller
+from cluster_cache.model import SeenVersion
 from router_core.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
@@ -130,8 +131,18 @@ async def test_workflow_completes_when_the_service_is_deleted(temporal):
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
 
+        version = (await stack.service(NAME))["metadata"]["resourceVersion"]
         await stack.delete(LLMISVC, NAME)
-        await handle.signal(LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="deleted"))
+        # What the watcher sends: the deletion it saw, which the worker's cache catches up with first.
+        seen = SeenVersion(
+            resource=str(LLMISVC),
+            namespace=stack.namespace,
+            name=NAME,
+            resource_version=version,
+            deleted=True,
+        )
+        signal = ReconcileSignal(reason="LLMInferenceService deleted", seen=[seen])
+        await handle.signal(LLMInferenceServiceWorkflow.reconcile, signal)
         result = await asyncio.wait_for(handle.result(), 20)
 
         assert result.reason == "the LLMInferenceService is gone"

@@ -98,7 +98,7 @@ def test_fields_the_pass_cleared_are_removed_and_foreign_fields_stay() -> None:
 
 
 def test_a_stale_copy_of_another_controllers_condition_is_not_written_back() -> None:
-    planned = {"conditions": [_cond("PresetsCombined", "True"), _cond("RouterReady", "True")]}
+    planned = {"conditions": [_cond("MainWorkloadReady", "True"), _cond("RouterReady", "True")]}
     assert merge_status({}, planned) == {"conditions": [_cond("RouterReady", "True")]}
 
 
@@ -125,8 +125,10 @@ def test_the_routers_first_write_is_recognised_as_its_own() -> None:
             id="workloads-became-ready",
         ),
         pytest.param({}, {"conditions": [_cond("WorkloadsReady", "True")]}, id="workloads-first-word"),
-        pytest.param({}, {"conditions": [_cond("PresetsCombined", "True")]}, id="new-foreign-condition"),
-        pytest.param({"conditions": [_cond("PresetsCombined", "True")]}, {}, id="foreign-condition-removed"),
+        pytest.param({}, {"conditions": [_cond("MainWorkloadReady", "True")]}, id="new-foreign-condition"),
+        pytest.param(
+            {"conditions": [_cond("MainWorkloadReady", "True")]}, {}, id="foreign-condition-removed"
+        ),
         pytest.param({}, {"workloads": {"main": {"name": "x"}}}, id="foreign-field"),
     ],
 )
