@@ -31,7 +31,7 @@ from activities.models import (
 )
 from activities.router_activities import RouterActivities
 from router_core.phases import Phase
-from workflows import pass_telemetry, search_attributes, summaries
+from workflows import descriptions, pass_log, pass_telemetry, search_attributes, summaries
 from workflows.models import (
     WORKFLOW_NAME,
     PassSummary,
@@ -79,7 +79,8 @@ class LLMInferenceServiceWorkflow:
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
         while not self._state.gone:
             await self._wait_for_trigger()
-            await self._reconcile()
+            if not self._state.gone:  # a pass of the reconcile_now update may have found it gone
+                await self._reconcile()
             if workflow.info().is_continue_as_new_suggested() and not self._state.gone:
                 # Let signal and update handlers finish so nothing they started is lost.
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -87,28 +88,28 @@ class LLMInferenceServiceWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
         return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
 
-    @workflow.signal
+    @workflow.signal(description=descriptions.RECONCILE)
     def reconcile(self, signal: ReconcileSignal) -> None:
         self._state.pending_reasons.append(signal.reason)
         self._telemetry.note_trigger()
 
-    @workflow.signal
+    @workflow.signal(description=descriptions.STOP)
     def stop(self) -> None:
         self._state.desired_stop = True
         self._state.pending_reasons.append("stop requested")
         self._telemetry.note_trigger()
 
-    @workflow.signal
+    @workflow.signal(description=descriptions.RESUME)
     def resume(self) -> None:
         self._state.desired_stop = False
         self._state.pending_reasons.append("resume requested")
         self._telemetry.note_trigger()
 
-    @workflow.query
+    @workflow.query(description=descriptions.STATE)
     def state(self) -> WorkflowState:
         return self._state
 
-    @workflow.update
+    @descriptions.update(descriptions.RECONCILE_NOW)
     async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
         self._state.pending_reasons.append(signal.reason)
         self._telemetry.note_trigger()
@@ -121,8 +122,11 @@ class LLMInferenceServiceWorkflow:
 
     async def _wait_for_trigger(self) -> None:
         try:
+            timeout = self._next_check()
             await workflow.wait_condition(
-                lambda: bool(self._state.pending_reasons), timeout=self._next_check()
+                lambda: bool(self._state.pending_reasons) or self._state.gone,
+                timeout=timeout,
+                timeout_summary=descriptions.wait_summary(timeout, self._state.recheck_attempt),
             )
         except TimeoutError:
             self._state.pending_reasons.append("resync" if self._state.recheck_attempt == 0 else "re-check")
@@ -138,6 +142,7 @@ class LLMInferenceServiceWorkflow:
     async def _reconcile(self) -> PassSummary:
         async with self._lock:
             reasons, self._state.pending_reasons = self._state.pending_reasons, []
+            before, started = self._state.last, workflow.now()
             with self._telemetry.observe(reasons) as observed:
                 try:
                     summary = await self._run_pass(reasons)
@@ -149,6 +154,7 @@ class LLMInferenceServiceWorkflow:
                     self._state.last_error = summary.message
                 observed.finished(summary)
             self._state.pass_count += 1
+            pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
             self._state.last = summary
             reconciled = summary.outcome in ("reconciled", "gone")
             self._state.recheck_attempt = 0 if reconciled else self._state.recheck_attempt + 1
@@ -172,7 +178,6 @@ class LLMInferenceServiceWorkflow:
             workflow.upsert_search_attributes(changed)
 
     async def _run_pass(self, reasons: list[str]) -> PassSummary:
-        workflow.logger.info("pass for %s: %s", self._key, ", ".join(reasons))
         if self._state.desired_stop is not None:
             stopped = self._state.desired_stop
             await self._activity(
@@ -195,9 +200,8 @@ class LLMInferenceServiceWorkflow:
             try:
                 return await self._plan_and_apply(report)
             except _PassRestartError:
-                await workflow.sleep(
-                    min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
-                )
+                delay = min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
+                await workflow.sleep(delay, summary=descriptions.restart_summary(delay))
         raise ApplicationError(
             f"the writes of {self._key} kept conflicting with other writers", type="Conflicts"
         )
