@@ -14,10 +14,11 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import errors
+from activities import errors, service_status
 from activities.cluster_api import ApiError, ClusterApi
+from activities.events import EventRecorder
 from activities.models import (
     ApplyInput,
     ApplyResult,
@@ -56,16 +57,21 @@ def _translated() -> Iterator[None]:
         raise errors.as_activity_error(err) from err
 
 
-def _service(raw: dict[str, object], key: ServiceKey) -> LLMInferenceService:
+def _service(
+    raw: dict[str, object], key: ServiceKey, on_invalid: Callable[[str], object] | None = None
+) -> LLMInferenceService:
     try:
         return LLMInferenceService.model_validate(raw)
     except ValidationError as err:
         problem = err.errors()[0]
         field = ".".join(str(p) for p in problem["loc"])
+        if on_invalid is not None:  # tell Kubernetes too: status and an Event (activities.service_status)
+            on_invalid(f"field {field}: {problem['msg']}")
         raise ApplicationError(
             f"LLMInferenceService {key}: field {field}: {problem['msg']}",
             type=INVALID_OBJECT,
             non_retryable=True,
+            category=ApplicationErrorCategory.BENIGN,  # the user's to fix: no traceback in the worker's log
         ) from err
 
 
@@ -75,6 +81,7 @@ class RouterActivities:
     def __init__(self, api: ClusterApi, env: Environment) -> None:
         self.api = api
         self.env = env
+        self.events = EventRecorder(api)
 
     @activity.defn(name="check_preconditions")
     def check_preconditions(self, key: ServiceKey) -> PreconditionReport:
@@ -82,7 +89,9 @@ class RouterActivities:
             raw = self.api.get(LLMISVC, key.namespace, key.name)
             if raw is None:
                 return PreconditionReport(exists=False)
-            svc = _service(raw, key)
+            svc = _service(
+                raw, key, lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg)
+            )
             installed = self.api.served(DISCOVERED_TYPES)
         return PreconditionReport(
             exists=True,
@@ -125,20 +134,21 @@ class RouterActivities:
 
     @activity.defn(name="reconcile_scheduler")
     def reconcile_scheduler(self, request: ApplyInput) -> ApplyResult:
-        return self._apply(request.writes)
+        return self._apply(request)
 
     @activity.defn(name="reconcile_routes")
     def reconcile_routes(self, request: ApplyInput) -> ApplyResult:
-        return self._apply(request.writes)
+        return self._apply(request)
 
     @activity.defn(name="attempt_v1_migration")
     def attempt_v1_migration(self, request: ApplyInput) -> ApplyResult:
-        return self._apply(request.writes)
+        return self._apply(request)
 
-    def _apply(self, writes: list[WriteOp]) -> ApplyResult:
+    def _apply(self, request: ApplyInput) -> ApplyResult:
         """Carry out writes in order; a refused write (4xx) stops the phase and is reported, not raised."""
         done = 0
-        for op in writes:
+        told = service_status.WriteEvents(self.api, self.events, request.key.namespace, request.key.name)
+        for op in request.writes:
             try:
                 self._write(op)
             except ApiError as err:
@@ -146,7 +156,9 @@ class RouterActivities:
                     raise errors.stale_write(err) from err
                 if err.is_transient:
                     raise errors.as_activity_error(err) from err
+                told.refused(op, err.message)
                 return ApplyResult(written=done, rejected=RejectedWrite(ref=op.ref(), error=err.message))
+            told.wrote(op)
             done += 1
         return ApplyResult(written=done)
 
@@ -173,6 +185,7 @@ class RouterActivities:
             if merged == stored:
                 return StatusResult(written=False)
             self.api.replace_status(LLMISVC, {**raw, "status": merged})
+            service_status.record_status_change(self.events, raw, merged)
         return StatusResult(written=True)
 
     @activity.defn(name="set_stop_annotation")

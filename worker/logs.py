@@ -42,13 +42,17 @@ def add_arguments(parser: Any) -> None:
     )
 
 
-def configure(log_format: LogFormat = "text", level: str = "info") -> None:
-    """Install the one handler on the root logger (replacing any), and quiet the SDK's appended dicts."""
+class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Ours, so that configuring again replaces it and leaves other handlers alone."""
+
+
+def configure(log_format: LogFormat = "text", level: str = "info") -> logging.Handler:
+    """Install the process's handler on the root logger and quiet the SDK's appended dicts."""
     debug = level == "debug"
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Handler(sys.stderr)
     handler.setFormatter(JsonFormatter(debug) if log_format == "json" else TextFormatter(debug))
     root = logging.getLogger()
-    for old in list(root.handlers):
+    for old in [h for h in root.handlers if isinstance(h, _Handler)]:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
@@ -57,6 +61,7 @@ def configure(log_format: LogFormat = "text", level: str = "info") -> None:
     activity.logger.activity_info_on_message = False
     # urllib3 logs each connection retry; the callers report failures once, in their own words.
     logging.getLogger("urllib3").setLevel(logging.ERROR)
+    return handler
 
 
 def one_line(exc: BaseException) -> str:

@@ -1,5 +1,6 @@
 """What a pass tells the terminal: one line per pass that did something, one when a service becomes or
-stops being Ready. Workflow code: the SDK's ``workflow.logger`` logs nothing while replaying.
+stops being Ready (its ``RouterReady``, the readiness this router decides). Workflow code: the SDK's
+``workflow.logger`` logs nothing while replaying.
 
 A pass that changed nothing (no write, no status change, the same outcome and conditions) logs at debug
 only, so a settled stack is quiet. The triggers of a pass are shown as what they are (``after: …``),
@@ -19,15 +20,15 @@ from workflows.models import PassSummary
 
 #: At most this many distinct triggers are named on a line; the rest are counted.
 SHOWN_TRIGGERS = 3
-READY = "Ready"
 ROUTER_READY = "RouterReady"
 
 
 def readiness(summary: PassSummary | None) -> str | None:
-    """``True``/``False``/``Unknown`` of the service's Ready condition (RouterReady when Ready is absent)."""
+    """``True``/``False``/``Unknown`` of ``RouterReady``: the readiness this router decides (``Ready`` also
+    waits for the workloads, which another controller reports)."""
     if summary is None:
         return None
-    value = summary.conditions.get(READY) or summary.conditions.get(ROUTER_READY)
+    value = summary.conditions.get(ROUTER_READY)
     return value.split("(")[0] if value else None
 
 
@@ -35,7 +36,7 @@ def changed_conditions(before: PassSummary | None, after: PassSummary) -> list[s
     """``Type: old -> new`` for each condition whose status or reason changed in this pass."""
     old = before.conditions if before is not None else {}
     return [
-        f"{name} {old.get(name, '-')} -> {value}"
+        f"{name} {old[name]} -> {value}" if name in old else f"{name}={value}"
         for name, value in sorted(after.conditions.items())
         if old.get(name) != value
     ]
@@ -74,8 +75,8 @@ def readiness_line(key: ServiceKey, before: PassSummary | None, after: PassSumma
     if now is None or now == was or (was is None and now != "True"):
         return None
     if now == "True":
-        return f"{key} is Ready" + (f" at {after.url}" if after.url else "")
-    cause = after.conditions.get(ROUTER_READY) or after.conditions.get(READY) or now
+        return f"{key} is Ready (RouterReady True)" + (f" at {after.url}" if after.url else "")
+    cause = after.conditions.get(ROUTER_READY, now)
     return f"{key} is no longer Ready: RouterReady {cause}" if was == "True" else None
 
 
