@@ -8,16 +8,21 @@ world, lets simulated time pass, and checks the world, the ``state`` query and w
 from __future__ import annotations
 
 import asyncio
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from temporalio.client import WorkflowUpdateStage
+from temporalio.client import WithStartWorkflowOperation, WorkflowUpdateStage
+from temporalio.common import WorkflowIDConflictPolicy
 
+from activities.router_activities import RouterActivities
 from router_core.kube import HTTPROUTE, LLMISVC, SERVICE
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster, annotations_of
-from workflows.models import ReconcileSignal
+from worker.factory import build_worker
+from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
 from workflows.service_workflow import RECHECK_FIRST, LLMInferenceServiceWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -260,3 +265,35 @@ async def test_recreated_service_whose_old_objects_are_not_collected_yet_converg
     assert blocked.recheck_attempt == 1
     assert converged.last is not None and converged.last.outcome == "reconciled"
     assert owner_uids(cluster) == {converged.uid} != {first.uid}
+
+
+async def test_a_pass_of_the_update_that_finds_the_service_gone_ends_the_workflow_at_once(client):
+    """``llmisvc-router reconcile`` of a deleted service: the update's pass finds it gone, and the main loop,
+    already waiting for its resync timer, wakes and ends instead of waiting the 10 minutes out."""
+    cluster = FakeCluster([])  # no service
+    suffix = uuid.uuid4().hex[:8]
+    task_queue = f"workflow-tests-{suffix}"
+    request = ServiceWorkflowInput(namespace=world.NAMESPACE, name=world.NAME, resync_seconds=600)
+    with ThreadPoolExecutor(max_workers=4) as executor:
+        async with build_worker(
+            client, task_queue, RouterActivities(cluster, world.ENV), executor, max_concurrent_activities=4
+        ):
+            operation = WithStartWorkflowOperation(
+                LLMInferenceServiceWorkflow.run,
+                request,
+                id=f"{workflow_id(world.NAMESPACE, world.NAME)}-{suffix}",
+                task_queue=task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            )
+            summary = await client.execute_update_with_start_workflow(
+                LLMInferenceServiceWorkflow.reconcile_now,
+                ReconcileSignal(reason="llmisvc-router reconcile"),
+                start_workflow_operation=operation,
+            )
+            handle = await operation.workflow_handle()
+            await asyncio.wait_for(handle.result(), harness.WAIT)
+            described = await handle.describe()
+
+    assert summary.outcome == "gone"
+    assert described.close_time is not None
+    assert described.close_time - described.start_time < timedelta(seconds=30), "it waited for its timer"
