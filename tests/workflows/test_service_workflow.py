@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import WithStartWorkflowOperation, WorkflowUpdateStage
 from temporalio.common import WorkflowIDConflictPolicy
 
@@ -297,3 +299,29 @@ async def test_a_pass_of_the_update_that_finds_the_service_gone_ends_the_workflo
     assert summary.outcome == "gone"
     assert described.close_time is not None
     assert described.close_time - described.start_time < timedelta(seconds=30), "it waited for its timer"
+
+
+async def test_signals_query_and_update_carry_descriptions_for_the_temporal_ui(client):
+    """The UI's forms read these from the workflow's metadata query."""
+    cluster = FakeCluster(world.minimal_world())
+    async with harness.running_service(client, cluster) as svc:
+        await svc.passes(1)
+        metadata = await svc.handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    definition = metadata.definition
+    handlers = [*definition.signal_definitions, *definition.query_definitions, *definition.update_definitions]
+    described = {d.name: d.description for d in handlers}
+    for name in ("reconcile", "stop", "resume", "state", "reconcile_now"):
+        assert len(described.get(name, "").split()) >= 8, f"{name}: {described.get(name)!r}"
+
+
+async def test_the_wait_between_passes_has_a_timer_summary(client):
+    cluster = FakeCluster(world.minimal_world())
+    async with harness.running_service(client, cluster) as svc:
+        await svc.passes(1)
+        history = await svc.handle.fetch_history()
+    summaries = [
+        client.data_converter.payload_converter.from_payload(e.user_metadata.summary, str)
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+    ]
+    assert summaries and summaries[-1] == "resync in 10m"
