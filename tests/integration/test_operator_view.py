@@ -51,6 +51,27 @@ async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warnin
         assert state.last is not None and state.last.outcome == "error"
 
 
+async def test_an_unreadable_spec_is_one_warning_line_without_traceback_and_quiet_on_re_checks(
+    temporal, caplog
+):
+    handler = logs.configure("text", "info")
+    caplog.set_level(logging.INFO)
+    try:
+        async with running_stack(temporal) as stack:
+            await stack.create_service(NAME, router={"route": "yes", "gateway": {}, "scheduler": {}})
+            handle = await stack.start_workflow(NAME)
+            await stack.passes(handle, 1)
+            for _ in range(2):
+                await stack.reconcile_now(handle)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    ours = [r for r in caplog.records if f"{stack.namespace}/{NAME}" in r.getMessage()]
+    assert [r.levelname for r in ours] == ["WARNING"], [r.getMessage() for r in ours]
+    assert "field spec.router.route" in ours[0].getMessage() and "\n" not in ours[0].getMessage()
+    failures = [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
+    assert failures == [], "a spec the user must fix is not logged with a traceback"
+
+
 async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_changes_nothing(temporal):
     async with running_stack(temporal) as stack:
         await stack.create_service(NAME)
