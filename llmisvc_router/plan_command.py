@@ -25,7 +25,7 @@ DESCRIPTION = """\
 Plan one router pass for an LLMInferenceService, offline.
 
 Input (-f FILE, or -f - for stdin; -f may be repeated, the files are read as one cluster state and an
-object found in two of them is refused): multi-document YAML or one List of the cluster state: the
+object found in two of them is refused): multi-document YAML or one kind: List of the cluster state: the
 LLMInferenceService(s), Gateways, GatewayClasses, HTTPRoutes and InferencePools (v1 and v1alpha2) with
 their status, Services, Deployments, the inferenceservice-config ConfigMap (absent = defaults) and
 CustomResourceDefinitions (none in the file = every API installed; any = only those installed).

