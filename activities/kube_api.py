@@ -117,6 +117,13 @@ class KubeClusterApi:
         path = object_path(type_, namespace, name)
         return self._call("PATCH", path, type_, namespace, body=patch, content_type=MERGE_PATCH)
 
+    def patch_status_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
+        """A JSON merge patch of the status subresource: the spec is not sent, so not validated again."""
+        path = object_path(type_, namespace, name) + "/status"
+        return self._call(
+            "PATCH", path, type_, namespace, subresource="status", body=patch, content_type=MERGE_PATCH
+        )
+
     def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
         try:
             self._call("DELETE", object_path(type_, namespace, name), type_, namespace)

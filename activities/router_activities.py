@@ -18,11 +18,12 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import errors
+from activities import errors, service_status
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
+from activities.events import EventRecorder
 from activities.models import (
     DIGEST_LIMIT,
     ApplyInput,
@@ -65,16 +66,21 @@ def _translated() -> Iterator[None]:
         raise errors.as_activity_error(err) from err
 
 
-def _service(raw: dict[str, object], key: ServiceKey) -> LLMInferenceService:
+def _service(
+    raw: dict[str, object], key: ServiceKey, on_invalid: Callable[[str], object] | None = None
+) -> LLMInferenceService:
     try:
         return LLMInferenceService.model_validate(raw)
     except ValidationError as err:
         problem = err.errors()[0]
         field = ".".join(str(p) for p in problem["loc"])
+        if on_invalid is not None:  # tell Kubernetes too: status and an Event (activities.service_status)
+            on_invalid(f"field {field}: {problem['msg']}")
         raise ApplicationError(
             f"LLMInferenceService {key}: field {field}: {problem['msg']}",
             type=INVALID_OBJECT,
             non_retryable=True,
+            category=ApplicationErrorCategory.BENIGN,  # the user's to fix: no traceback in the worker's log
         ) from err
 
 
@@ -94,6 +100,7 @@ class RouterActivities:
         self.api = api
         self.view = view
         self.env = env
+        self.events = EventRecorder(api)
 
     # --- reading and planning ------------------------------------------------------------------------
 
@@ -105,7 +112,11 @@ class RouterActivities:
             raw = self._read_service(reader, request.key)
             if raw is None:
                 return PassDecision(gone=True, live_reads=reader.live_reads)
-            svc = _service(raw, request.key)
+            svc = _service(
+                raw,
+                request.key,
+                lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
+            )
             plan = passes.plan_pass(svc, reader, self.env, request.now)
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}
@@ -178,6 +189,7 @@ class RouterActivities:
             # The service was deleted and created again since the plan: its writes are not for this one.
             raise errors.replaced_service(str(request.key))
         done = 0
+        told = service_status.WriteEvents(self.api, self.events, request.key.namespace, request.key.name)
         for op in request.writes:
             try:
                 self._write(op)
@@ -187,7 +199,9 @@ class RouterActivities:
                     raise errors.stale_write(err) from err
                 if err.is_transient:
                     raise errors.as_activity_error(err) from err
+                told.refused(op, err.message)
                 return ApplyResult(written=done, rejected=RejectedWrite(ref=op.ref(), error=err.message))
+            told.wrote(op)
             done += 1
         return ApplyResult(written=done)
 
@@ -263,6 +277,7 @@ class RouterActivities:
                 raw = latest
                 continue
             self.view.observe(LLMISVC, written)
+            service_status.record_status_change(self.events, raw, merged)
             return True
         return False
 

@@ -31,6 +31,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "apiserver",
         help="serve a local Kubernetes API server stand-in (for the worker, tests and kubectl)",
         description="Serve a local Kubernetes API server stand-in over HTTP until SIGINT/SIGTERM.",
+        epilog="examples:\n"
+        "  llmisvc-router apiserver --port 6443 --kubeconfig /tmp/standin.kubeconfig\n"
+        "  llmisvc-router apiserver --kubeconfig kc --crds all --gateway-controller\n"
+        "  kubectl --kubeconfig /tmp/standin.kubeconfig get crds",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free port)")

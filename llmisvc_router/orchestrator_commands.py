@@ -1,69 +1,76 @@
 """Commands that run or drive the orchestrator: ``worker``, ``run`` and, for people, ``reconcile``,
 ``stop``, ``resume`` and ``status`` of one service. They only wire settings to the worker, the watcher
-and the Temporal client."""
+and the Temporal client; the texts of their ``--help`` are in :mod:`llmisvc_router.help_texts`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import yaml
+from opentelemetry import trace
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
-from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.api_telemetry import ApiTelemetry
-from activities.kube_api import KubeClusterApi, load_api_client
+from activities.cluster_api import ApiError
+from activities.kube_api import KubeClusterApi
+from cluster_cache.watch_loop import KubernetesUnreachable, check_reachable
+from llmisvc_router import help_texts
 from llmisvc_router.signals import stop_event
-from worker import telemetry
+from router_core.kube import LLMISVC
+from worker import connections, exit_codes, logs, telemetry
 from worker.environment import environment_from
-from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
+from worker.settings import OrchestratorSettings, SettingsError
 from worker.starting import WorkflowStarter
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
+_tracer = trace.get_tracer(__name__)
 
 
 class CommandError(Exception):
     """A one-line, user-facing failure (exit status in ``code``)."""
 
-    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+    def __init__(self, message: str, code: int = exit_codes.FAILED) -> None:
         super().__init__(message)
         self.code = code
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    worker = commands.add_parser("worker", help="run the Temporal worker (workflows and activities)")
-    _cluster_options(worker)
-    worker.set_defaults(handler=lambda a: _run(a, _serve, watch=False))
-    run = commands.add_parser("run", help="run the worker and the watcher in one process (small installs)")
-    _cluster_options(run)
-    run.add_argument("--namespace", action="append", default=None, help="watch only this namespace (repeat)")
-    run.set_defaults(handler=lambda a: _run(a, _serve, watch=True))
-    for name, text in (
-        ("reconcile", "run a pass now and print its outcome"),
-        ("stop", "stop the service (sets serving.kserve.io/stop through its workflow)"),
-        ("resume", "resume a stopped service"),
-        ("status", "show the workflow's view of the service"),
+    for name, help_text, description, watch in (
+        ("worker", help_texts.WORKER_HELP, help_texts.WORKER, False),
+        ("run", help_texts.RUN_HELP, help_texts.RUN, True),
     ):
-        parser = commands.add_parser(name, help=text, description=text)
+        parser = help_texts.add_command(commands, name, help_text, description)
+        _cluster_options(parser)
+        logs.add_arguments(parser)
+        if watch:
+            parser.add_argument(
+                "--namespace", action="append", default=None, metavar="NS", help="watch only NS (repeat)"
+            )
+        parser.set_defaults(handler=lambda a, w=watch: _run(a, _serve, watch=w))
+    for name, help_text, description in help_texts.DRIVE_COMMANDS:
+        parser = help_texts.add_command(commands, name, help_text, description)
         parser.add_argument("service", metavar="NAMESPACE/NAME")
-        parser.add_argument("--task-queue", help="task queue of the workers (default: settings)")
+        _cluster_options(parser)
         parser.set_defaults(handler=lambda a, n=name: _run(a, _drive, action=n))
 
 
 def _cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
+        "--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
     )
-    parser.add_argument("--task-queue", help="Temporal task queue (default: $LLMISVC_ROUTER_TASK_QUEUE)")
+    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current one)")
+    parser.add_argument(
+        "--task-queue",
+        metavar="QUEUE",
+        help="Temporal task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
+    )
     sizing = parser.add_argument_group("worker sizing (docs/operations.md)")
     for flag, variable, text, default in _SIZING_FLAGS:
         described = f"{text} (default: ${variable}, else {default})"
@@ -89,6 +96,7 @@ _SIZING_FIELDS = [flag.removeprefix("--").replace("-", "_") for flag, *_ in _SIZ
 def _settings(args: argparse.Namespace) -> OrchestratorSettings:
     return OrchestratorSettings.from_env().with_flags(
         kubeconfig=getattr(args, "kubeconfig", None),
+        kube_context=getattr(args, "context", None),
         task_queue=getattr(args, "task_queue", None),
         namespaces=getattr(args, "namespace", None),
         **{
@@ -99,52 +107,84 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
 
 
 def _run(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "warning"))
     try:
         return asyncio.run(main(args, _settings(args), **options))
-    except (CommandError, SettingsError) as err:
+    except (CommandError, SettingsError, connections.ConnectionProblem) as err:
         print(f"llmisvc-router {args.command}: {err}", file=sys.stderr)
-        return err.code if isinstance(err, CommandError) else EXIT_USAGE
+        return exit_codes.USAGE if isinstance(err, SettingsError) else err.code
 
 
-async def _connect(runtime: Runtime | None = None) -> Client:
+def _kube(settings: OrchestratorSettings) -> Any:
+    """The Kubernetes client, refused at once when the API server does not answer."""
+    api_client = connections.load_kube(settings.kubeconfig, settings.kube_context, settings.kube_connections)
     try:
-        return await connect_temporal(runtime=runtime)
-    except (RuntimeError, OSError, ValueError) as err:
-        raise CommandError(f"cannot connect to Temporal: {err}") from err
+        check_reachable(api_client)
+    except KubernetesUnreachable as err:
+        api_client.close()
+        raise CommandError(
+            f"{err} (check the kubeconfig's server and the network)", exit_codes.UNAVAILABLE
+        ) from err
+    return api_client
 
 
 async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
+    api_client = await asyncio.to_thread(_kube, settings)
     try:
         runtime = telemetry.start(settings)
     except telemetry.TelemetryError as err:
-        raise CommandError(str(err)) from err
-    client = await _connect(runtime)
-    try:
-        api_client = load_api_client(settings.kubeconfig, settings.kube_context, settings.kube_connections)
-    except Exception as err:  # the kubernetes config loaders raise a variety of types
-        raise CommandError(f"cannot load the Kubernetes configuration: {err}") from err
+        raise CommandError(str(err), exit_codes.UNAVAILABLE) from err
+    client = await connections.connect(runtime=runtime)
     env = environment_from()
     stop = stop_event()
     api = KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))
     from llmisvc_router.serving import serve
 
     await serve(client, api_client, api, settings, env, stop, watch=watch)
-    return 0
+    return exit_codes.OK
 
 
 def _service_key(text: str) -> tuple[str, str]:
     namespace, _, name = text.partition("/")
     if not namespace or not name or "/" in name:
-        raise CommandError(f"{text}: expected NAMESPACE/NAME", EXIT_USAGE)
+        raise CommandError(f"{text}: expected NAMESPACE/NAME", exit_codes.USAGE)
     return namespace, name
+
+
+def _require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
+    """The object, not only its workflow: acting on a service that does not exist starts nothing."""
+    api_client = _kube(settings)
+    try:
+        found = KubeClusterApi(api_client).get(LLMISVC, namespace, name)
+    except ApiError as err:
+        raise CommandError(
+            f"cannot read LLMInferenceService {namespace}/{name}: {err.message}", exit_codes.UNAVAILABLE
+        ) from err
+    finally:
+        api_client.close()
+    if found is None:
+        raise CommandError(f"no LLMInferenceService {namespace}/{name}", exit_codes.NOT_FOUND)
 
 
 async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, action: str) -> int:
     namespace, name = _service_key(args.service)
-    client = await _connect()
+    tracing = telemetry.install_tracing(settings.trace_exporters)  # the trace continues in the workflow
+    try:
+        await asyncio.to_thread(_require_service, settings, namespace, name)
+        client = await connections.connect()
+        with _tracer.start_as_current_span(
+            f"llmisvc-router {action}", attributes={"llmisvc.namespace": namespace, "llmisvc.name": name}
+        ):
+            return await _act(client, settings, action, namespace, name)
+    finally:
+        if tracing:
+            trace.get_tracer_provider().force_flush()  # type: ignore[attr-defined]
+
+
+async def _act(client: Client, settings: OrchestratorSettings, action: str, namespace: str, name: str) -> int:
+    service = f"{namespace}/{name}"
     if action == "status":
-        return await _print_status(client.get_workflow_handle(workflow_id(namespace, name)), args.service)
+        return await _print_status(client.get_workflow_handle(workflow_id(namespace, name)), service)
     starter = await WorkflowStarter.create(client, settings.task_queue, settings.resync_seconds)
     if action == "reconcile":
         operation = WithStartWorkflowOperation(
@@ -159,10 +199,10 @@ async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, actio
             start_workflow_operation=operation,
         )
         _print_yaml(summary.model_dump(mode="json", exclude_none=True))
-        return 0 if summary.outcome.settled else EXIT_FAILED
+        return exit_codes.OK if summary.outcome.settled else exit_codes.FAILED
     await starter.signal_with_start(namespace, name, action)
-    print(f"{action} requested for {args.service}; the next pass carries it out")
-    return 0
+    print(f"{action} requested for {service}; the next pass carries it out")
+    return exit_codes.OK
 
 
 async def _print_status(handle: WorkflowHandle[Any, Any], service: str) -> int:
@@ -170,10 +210,14 @@ async def _print_status(handle: WorkflowHandle[Any, Any], service: str) -> int:
         state = await handle.query(LLMInferenceServiceWorkflow.state)
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
-            raise CommandError(f"no workflow for {service} (is the watcher running?)") from err
-        raise CommandError(f"cannot query {service}: {err}") from err
+            raise CommandError(
+                f"no workflow for {service} yet (is the watcher running? "
+                f"`llmisvc-router reconcile {service}` starts one)",
+                exit_codes.NOT_FOUND,
+            ) from err
+        raise CommandError(f"cannot query {service}: {err}", exit_codes.UNAVAILABLE) from err
     _print_yaml(state.model_dump(mode="json", exclude_none=True))
-    return 0
+    return exit_codes.OK
 
 
 def _print_yaml(document: dict[str, Any]) -> None:

@@ -9,20 +9,23 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
+from typing import Any
 
 import yaml
 
 from llmisvc_router.state_file import ClusterState, StateFileError, parse_state
 from router_core.llmisvc import LLMInferenceService
 from router_core.passes import plan_pass
+from worker import exit_codes
 from worker.environment import environment_from
 
-EXIT_BAD_INPUT = 2
+EXIT_BAD_INPUT = exit_codes.USAGE
 
 DESCRIPTION = """\
 Plan one router pass for an LLMInferenceService, offline.
 
-Input (-f FILE, or -f - for stdin): multi-document YAML or one `kind: List` of the cluster state: the
+Input (-f FILE, or -f - for stdin; -f may be repeated, the files are read as one cluster state and an
+object found in two of them is refused): multi-document YAML or one kind: List of the cluster state: the
 LLMInferenceService(s), Gateways, GatewayClasses, HTTPRoutes and InferencePools (v1 and v1alpha2) with
 their status, Services, Deployments, the inferenceservice-config ConfigMap (absent = defaults) and
 CustomResourceDefinitions (none in the file = every API installed; any = only those installed).
@@ -34,6 +37,11 @@ invalid-references | failed) and message (when failed). Bad input exits 2 with o
 
 Environment, as for the controller: POD_NAMESPACE (KServe namespace, default kserve),
 GATEWAY_API_WILDCARD_HOSTNAME (default inference), CLUSTER_DOMAIN (or /etc/resolv.conf).
+
+examples:
+  llmisvc-router plan -f examples/minimal-presets.yaml
+  llmisvc-router plan -f gateways.yaml -f services.yaml --name llm/facebook-opt-125m
+  kubectl get llmisvc,gateways,httproutes,inferencepools -A -o yaml | llmisvc-router plan -f - --name llm/x
 """
 
 
@@ -42,10 +50,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "plan",
         help="plan one reconcile pass from a state file, offline",
         description=DESCRIPTION,
+        epilog=exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "-f", "--filename", required=True, metavar="STATE.yaml", help="state file, - for stdin"
+        "-f",
+        "--filename",
+        required=True,
+        action="append",
+        metavar="STATE.yaml",
+        help="state file, - for stdin (repeat to read several files as one state)",
     )
     parser.add_argument("--name", metavar="NAMESPACE/NAME", help="the LLMInferenceService to plan")
     parser.add_argument(
@@ -58,7 +72,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     try:
-        text, source = _read(args.filename)
+        text, source = _read_all(args.filename)
         state = parse_state(text, source)
         svc = choose_service(state, args.name, source)
         now = _timestamp(args.now)
@@ -68,6 +82,37 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_pass(svc, state.snapshot, environment_from(), now)
     yaml.safe_dump(plan.to_document(), sys.stdout, sort_keys=False, default_flow_style=False)
     return 0
+
+
+def _read_all(filenames: list[str]) -> tuple[str, str]:
+    """The files as one multi-document text (each checked on its own first, so errors name their file)."""
+    if len(filenames) == 1:
+        return _read(filenames[0])
+    documents: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str, str], str] = {}
+    for filename in filenames:
+        text, source = _read(filename)
+        parse_state(text, source)
+        for obj in _objects_of(text):
+            meta = obj.get("metadata") or {}
+            identity = (str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+            if identity in seen:
+                kind, namespace, name = identity
+                where = f"{namespace}/{name}" if namespace else name
+                raise StateFileError(
+                    f"{seen[identity]} and {source} both hold {kind} {where}; keep each object in one file"
+                )
+            seen[identity] = source
+            documents.append(obj)
+    return yaml.safe_dump_all(documents, sort_keys=False), " + ".join(filenames)
+
+
+def _objects_of(text: str) -> list[dict[str, Any]]:
+    """The objects of a checked state file: its documents, or the items of its one List."""
+    documents = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    if len(documents) == 1 and documents[0].get("kind") == "List":
+        documents = [i for i in documents[0].get("items") or [] if isinstance(i, dict)]
+    return documents
 
 
 def _read(filename: str) -> tuple[str, str]:

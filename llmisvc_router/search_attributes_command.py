@@ -1,5 +1,5 @@
 """``llmisvc-router register-search-attributes``: add the workflows' custom search attributes to the
-Temporal namespace (self-hosted Temporal; on Temporal Cloud use tcld or the Cloud UI). Idempotent."""
+Temporal namespace (its ``--help`` is :data:`DESCRIPTION`)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,27 @@ from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSe
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from worker.settings import connect_temporal
+from worker import connections, exit_codes
 from workflows import search_attributes
+
+DESCRIPTION = """\
+Add the workflows' custom search attributes (LlmisvcNamespace, LlmisvcName, LlmisvcRouterReady,
+LlmisvcOutcome) to the Temporal namespace, so that the Temporal UI can filter and show services by them.
+For a self-hosted Temporal; on Temporal Cloud add them with tcld or the Cloud UI. Idempotent.
+
+examples:
+  llmisvc-router register-search-attributes
+  TEMPORAL_ADDRESS=temporal.example:7233 TEMPORAL_NAMESPACE=llm llmisvc-router register-search-attributes
+"""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "register-search-attributes",
         help="add the workflows' search attributes to the Temporal namespace (idempotent)",
-        description=__doc__,
+        description=DESCRIPTION,
+        epilog=exit_codes.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.set_defaults(handler=run)
 
@@ -28,9 +40,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     try:
         added = asyncio.run(_register())
-    except (RuntimeError, RPCError, OSError) as err:
+    except connections.ConnectionProblem as err:
         print(f"llmisvc-router register-search-attributes: {err}", file=sys.stderr)
-        return 1
+        return err.code
+    except RPCError as err:
+        print(f"llmisvc-router register-search-attributes: {connections.first_line(err)}", file=sys.stderr)
+        return exit_codes.UNAVAILABLE
     print("added: " + ", ".join(added) if added else "all search attributes were already registered")
     return 0
 
@@ -53,4 +68,4 @@ async def register_search_attributes(client: Client) -> list[str]:
 
 
 async def _register() -> list[str]:
-    return await register_search_attributes(await connect_temporal())
+    return await register_search_attributes(await connections.connect())

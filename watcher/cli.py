@@ -1,7 +1,7 @@
 """``llmisvc-router watch``: wiring only — settings, a Kubernetes client, a Temporal client, signals.
 
-Bad settings exit 2 and an unreachable Kubernetes API or Temporal exit 1, each with one line on stderr;
-SIGINT or SIGTERM stop the watcher cleanly (exit 0).
+Bad settings or kubeconfig exit 2 and an unreachable Kubernetes API or Temporal exit 4
+(``worker.exit_codes``), each with one line on stderr; SIGINT or SIGTERM stop the watcher cleanly (exit 0).
 """
 
 from __future__ import annotations
@@ -13,18 +13,17 @@ import signal
 import sys
 from collections.abc import Mapping
 
-from activities.kube_api import load_api_client
 from cluster_cache.cache import ClusterCache
 from cluster_cache.watch_loop import ApiClient, KubernetesUnreachable, check_reachable
 from router_core.config import Environment
 from watcher.runner import run_watcher, stop_cache
-from worker import telemetry
+from worker import connections, exit_codes, logs, telemetry
 from worker.environment import environment_from
-from worker.settings import OrchestratorSettings, SettingsError, connect_temporal
+from worker.settings import OrchestratorSettings, SettingsError
 
 PROG = "llmisvc-router watch"
-EXIT_BAD_SETTINGS = 2
-EXIT_UNREACHABLE = 1
+EXIT_BAD_SETTINGS = exit_codes.USAGE
+EXIT_UNREACHABLE = exit_codes.UNAVAILABLE
 
 DESCRIPTION = """\
 Watch LLMInferenceServices and the objects that change their routing, and signal their workflows.
@@ -40,6 +39,11 @@ Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_RESYNC_SECONDS, LLMISVC_R
 namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), OpenTelemetry's OTEL_TRACES_EXPORTER,
 OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_API_KEY, TEMPORAL_TLS_*.
+
+examples:
+  llmisvc-router watch
+  llmisvc-router watch --namespace llm --kubeconfig ~/.kube/config
+  llmisvc-router watch --log-format json
 """
 
 
@@ -48,6 +52,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "watch",
         help="watch the cluster and signal the per-service workflows",
         description=DESCRIPTION,
+        epilog=exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, in-cluster)")
@@ -59,25 +64,30 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="NS",
         help="watch LLMInferenceServices in this namespace (repeatable; default: all namespaces)",
     )
-    parser.add_argument("--task-queue", metavar="QUEUE", help="task queue of the workflows")
+    parser.add_argument(
+        "--task-queue",
+        metavar="QUEUE",
+        help="task queue of the workflows (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
+    )
+    logs.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # urllib3 logs each connection retry; the watch loops report failures once, in their own words.
-    logging.getLogger("urllib3").setLevel(logging.ERROR)
+    logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "info"))
     try:
         settings = settings_from(args, env)
-        api_client = load_api_client(settings.kubeconfig, settings.kube_context, settings.kube_connections)
+        api_client = connections.load_kube(
+            settings.kubeconfig, settings.kube_context, settings.kube_connections, env
+        )
     except SettingsError as err:
         return _fail(str(err), EXIT_BAD_SETTINGS)
-    except Exception as err:  # the kubernetes config loader raises several kinds; all mean "fix the config"
-        return _fail(f"cannot load the Kubernetes configuration: {err}", EXIT_BAD_SETTINGS)
+    except connections.ConnectionProblem as err:
+        return _fail(str(err), err.code)
     try:
         return asyncio.run(_watch(api_client, settings, environment_from(env), env))
     finally:
-        api_client.close()  # type: ignore[no-untyped-call]
+        api_client.close()
 
 
 def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
@@ -99,15 +109,15 @@ async def _watch(
     try:
         await asyncio.to_thread(check_reachable, api_client)
     except KubernetesUnreachable as err:
-        return _fail(str(err), EXIT_UNREACHABLE)
+        return _fail(f"{err} (check the kubeconfig's server and the network)", EXIT_UNREACHABLE)
     try:
         runtime = telemetry.start(settings)
     except telemetry.TelemetryError as err:
         return _fail(str(err), EXIT_UNREACHABLE)
     try:
-        temporal = await connect_temporal(env, runtime)
-    except Exception as err:  # the SDK reports connection problems as RuntimeError and friends
-        return _fail(f"cannot connect to Temporal: {_first_line(err)}", EXIT_UNREACHABLE)
+        temporal = await connections.connect(env, runtime)
+    except connections.ConnectionProblem as err:
+        return _fail(str(err), err.code)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -127,8 +137,3 @@ async def _watch(
 def _fail(message: str, code: int) -> int:
     print(f"{PROG}: {message}", file=sys.stderr)
     return code
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip() or type(err).__name__
-    return text.splitlines()[0]

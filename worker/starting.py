@@ -11,7 +11,7 @@ from temporalio.client import Client
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.service import RPCError
 
-from workflows import search_attributes
+from workflows import descriptions, search_attributes
 from workflows.models import ServiceWorkflowInput, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -57,6 +57,7 @@ class WorkflowStarter:
             "task_queue": self.task_queue,
             "id_reuse_policy": WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             "static_summary": f"LLMInferenceService {namespace}/{name}",
+            "static_details": descriptions.static_details(namespace, name),
         }
         if self.with_search_attributes:
             options["search_attributes"] = TypedSearchAttributes(

@@ -15,7 +15,8 @@ reads the other ``OTEL_EXPORTER_OTLP_*`` variables itself, and the resource come
 
 Metrics: the Temporal SDK runtime serves Prometheus on ``LLMISVC_ROUTER_METRICS_PORT``. Our own
 metrics are recorded through that runtime's meter (or a workflow's, which is derived from it), so one
-endpoint carries the SDK's metrics and ours.
+endpoint carries the SDK's metrics and ours, named by Prometheus's conventions (``_total`` counters,
+``_seconds`` durations) and labelled with this process's ``service_name``.
 """
 
 from __future__ import annotations
@@ -53,11 +54,16 @@ class TelemetryError(RuntimeError):
     """Telemetry could not start (the metrics port is taken, say); the message says what to change."""
 
 
-def start(settings: OrchestratorSettings, metrics_host: str = ALL_INTERFACES) -> Runtime | None:
+def start(
+    settings: OrchestratorSettings,
+    metrics_host: str = ALL_INTERFACES,
+    metrics_source: str = "LLMISVC_ROUTER_METRICS_PORT",
+) -> Runtime | None:
     """Install tracing as configured and return the runtime that serves the metrics (None: no endpoint;
-    the client then uses the SDK's default runtime). Call once per process, before connecting."""
+    the client then uses the SDK's default runtime). Call once per process, before connecting.
+    ``metrics_source`` names the setting that chose the port, for the error when it is taken."""
     install_tracing(settings.trace_exporters)
-    return metrics_runtime(settings.metrics_port, metrics_host)
+    return metrics_runtime(settings.metrics_port, metrics_host, metrics_source)
 
 
 # -- traces ------------------------------------------------------------------------------------------
@@ -144,16 +150,28 @@ def _resource() -> Resource:
 # -- metrics -----------------------------------------------------------------------------------------
 
 
-def metrics_runtime(port: int | None, host: str = ALL_INTERFACES) -> Runtime | None:
+def metrics_runtime(
+    port: int | None, host: str = ALL_INTERFACES, source: str = "LLMISVC_ROUTER_METRICS_PORT"
+) -> Runtime | None:
     """A Temporal runtime serving Prometheus metrics on ``http://host:port/metrics`` (None for no port)."""
     if port is None:
         return None
     address = f"{host}:{port}"
+    # Prometheus's conventions: counters end in _total, durations are in seconds and say so in their
+    # name; every series carries this process's service_name (OTEL_SERVICE_NAME), not the SDK's.
+    prometheus = PrometheusConfig(
+        bind_address=address, counters_total_suffix=True, unit_suffix=True, durations_as_seconds=True
+    )
+    service = str(_resource().attributes.get(SERVICE_NAME, DEFAULT_SERVICE_NAME))
+    config = TelemetryConfig(
+        metrics=prometheus, attach_service_name=False, global_tags={"service_name": service}
+    )
     try:
-        return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(bind_address=address)))
+        return Runtime(telemetry=config)
     except ValueError as err:  # the SDK reports a port in use or a bad address this way
-        where = f"{address} (LLMISVC_ROUTER_METRICS_PORT)"
-        raise TelemetryError(f"cannot serve metrics on {where}: {err}") from err
+        raise TelemetryError(
+            f"cannot serve metrics on {address}: {err} (choose another port with {source})"
+        ) from err
 
 
 def metric_meter(client: Client) -> MetricMeter:

@@ -10,8 +10,8 @@ made with the SDK's replay-safe tracer provider (deterministic ids, nothing emit
 replaying); with any other provider workflow code makes none, so a replay cannot report a pass twice.
 
 **Metrics**, through ``workflow.metric_meter()``, which records nothing while replaying:
-``llmisvc_router_passes`` and ``llmisvc_router_pass_duration`` (workflow time, milliseconds), both by
-``outcome``.
+``llmisvc_router_passes_total`` and ``llmisvc_router_pass_duration_seconds`` (workflow time), both by
+``outcome`` (the exporter adds the ``_total`` and ``_seconds`` suffixes).
 
 Neither adds a command to the history: the committed histories replay unchanged.
 """
@@ -91,7 +91,7 @@ class PassTelemetry:
             meter = workflow.metric_meter()
             self._passes = meter.create_counter(PASSES_METRIC, "Reconcile passes by outcome")
             self._durations = meter.create_histogram_timedelta(
-                DURATION_METRIC, "Duration of reconcile passes by outcome", unit="duration"
+                DURATION_METRIC, "Duration of reconcile passes by outcome, in seconds", unit="s"
             )
         self._passes.add(1, {"outcome": outcome})
         self._durations.record(duration, {"outcome": outcome})

@@ -34,7 +34,7 @@ from activities.models import (
 from activities.router_activities import RouterActivities
 from cluster_cache.model import SeenVersion
 from router_core.phases import Phase
-from workflows import pass_telemetry, search_attributes, summaries
+from workflows import descriptions, pass_log, pass_telemetry, search_attributes, summaries
 from workflows.models import (
     MAX_SEEN,
     WORKFLOW_NAME,
@@ -103,7 +103,8 @@ class LLMInferenceServiceWorkflow:
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
         while not self._state.gone:
             await self._wait_for_trigger()
-            await self._reconcile()
+            if not self._state.gone:  # a pass of the reconcile_now update may have found it gone
+                await self._reconcile()
             if workflow.info().is_continue_as_new_suggested() and not self._state.gone:
                 # Let signal and update handlers finish so nothing they started is lost.
                 await workflow.wait_condition(workflow.all_handlers_finished)
@@ -111,27 +112,27 @@ class LLMInferenceServiceWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
         return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
 
-    @workflow.signal
+    @workflow.signal(description=descriptions.RECONCILE)
     def reconcile(self, signal: ReconcileSignal | None = None) -> None:
         self._note_trigger(signal or ReconcileSignal())
 
-    @workflow.signal
+    @workflow.signal(description=descriptions.STOP)
     def stop(self) -> None:
         self._state.desired_stop = True
         self._state.pending_reasons.append("stop requested")
         self._telemetry.note_trigger()
 
-    @workflow.signal
+    @workflow.signal(description=descriptions.RESUME)
     def resume(self) -> None:
         self._state.desired_stop = False
         self._state.pending_reasons.append("resume requested")
         self._telemetry.note_trigger()
 
-    @workflow.query
+    @workflow.query(description=descriptions.STATE)
     def state(self) -> WorkflowState:
         return self._state
 
-    @workflow.update
+    @descriptions.update(descriptions.RECONCILE_NOW)
     async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
         self._note_trigger(signal)
         return await self._reconcile()
@@ -150,8 +151,11 @@ class LLMInferenceServiceWorkflow:
 
     async def _wait_for_trigger(self) -> None:
         try:
+            timeout = self._next_check()
             await workflow.wait_condition(
-                lambda: bool(self._state.pending_reasons), timeout=self._next_check()
+                lambda: bool(self._state.pending_reasons) or self._state.gone,
+                timeout=timeout,
+                timeout_summary=descriptions.wait_summary(timeout, self._state.recheck_attempt),
             )
         except TimeoutError:
             self._state.pending_reasons.append("resync" if self._state.recheck_attempt == 0 else "re-check")
@@ -168,6 +172,7 @@ class LLMInferenceServiceWorkflow:
         async with self._lock:
             reasons, self._state.pending_reasons = self._state.pending_reasons, []
             seen, self._state.pending_seen = self._state.pending_seen, []
+            before, started = self._state.last, workflow.now()
             with self._telemetry.observe(reasons) as observed:
                 try:
                     summary = await self._run_pass(reasons, seen)
@@ -179,6 +184,7 @@ class LLMInferenceServiceWorkflow:
                     self._state.last_error = summary.message
                 observed.finished(summary)
             self._state.pass_count += 1
+            pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
             self._state.last = summary
             self._state.recheck_attempt = 0 if summary.outcome.settled else self._state.recheck_attempt + 1
             workflow.set_current_details(summaries.details_markdown(self._key, self._state))
@@ -201,7 +207,6 @@ class LLMInferenceServiceWorkflow:
             workflow.upsert_search_attributes(changed)
 
     async def _run_pass(self, reasons: list[str], seen: list[SeenVersion]) -> PassSummary:
-        workflow.logger.info("pass for %s (triggers: %s)", self._key, "; ".join(reasons))
         if self._state.desired_stop is not None:
             stopped = self._state.desired_stop
             await self._activity(
@@ -215,9 +220,8 @@ class LLMInferenceServiceWorkflow:
                 return await self._plan_and_apply(seen)
             except _PassRestartError:
                 seen = []  # the restart reads what the lost race left behind, already in the cache
-                await workflow.sleep(
-                    min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
-                )
+                delay = min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
+                await workflow.sleep(delay, summary=descriptions.restart_summary(delay))
         raise ApplicationError(
             f"the writes of {self._key} kept conflicting with other writers", type="Conflicts"
         )

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import yaml
 from kubernetes import client as k8s
+from temporalio.exceptions import ApplicationError
 
 from activities.kube_api import KubeClusterApi
 from activities.models import ApplyInput, EvaluateInput, FetchInput, ServiceKey, StopInput
-from activities.router_activities import RouterActivities
+from activities.router_activities import INVALID_OBJECT, RouterActivities
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
@@ -156,6 +157,18 @@ def _exercise_worker(
     activities.set_stop_annotation(StopInput(key=KEY, stopped=True))
     run_pass(activities)  # deletes route, pools, EPP Service
     activities.set_stop_annotation(StopInput(key=KEY, stopped=False))
+    # A spec the router cannot read: its status is patched and a Warning Event created; fixed, then broken
+    # the same way again, the same Event repeats and its series is patched.
+    routes: list[object] = ["not-an-object", {}, "not-an-object"]
+    for route in routes:
+        custom.patch_namespaced_custom_object(
+            "serving.kserve.io", "v1alpha2", KEY.namespace, "llminferenceservices", KEY.name,
+            {"spec": {"router": {"route": route}}},
+        )  # fmt: skip
+        try:
+            run_pass(activities)
+        except ApplicationError as err:
+            assert err.type == INVALID_OBJECT
 
 
 def exercise_watcher(server: StandinApiServer, custom: k8s.CustomObjectsApi) -> None:

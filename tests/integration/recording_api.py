@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from activities.cluster_api import Wire
+from activities.events import EVENT
 from activities.kube_api import KubeClusterApi
 from router_core.kube import ResourceType
 
@@ -32,6 +33,8 @@ class RecordingClusterApi:
             return list(self.writes)
 
     def _record(self, verb: str, type_: ResourceType, namespace: str, name: str, body: Wire | None) -> None:
+        if type_ == EVENT:
+            return  # Events tell about the writes; they are not writes the plan makes
         with self._lock:
             self.writes.append(Write(verb, type_, namespace, name, body))
 
@@ -62,6 +65,11 @@ class RecordingClusterApi:
     def patch_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
         result = self.inner.patch_merge(type_, namespace, name, patch)
         self._record("patch", type_, namespace, name, patch)
+        return result
+
+    def patch_status_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
+        result = self.inner.patch_status_merge(type_, namespace, name, patch)
+        self._record("patch_status", type_, namespace, name, patch)
         return result
 
     def delete(self, type_: ResourceType, namespace: str, name: str) -> None:

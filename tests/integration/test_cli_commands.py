@@ -6,22 +6,31 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
+from apiserver_standin.kubeconfig import write_kubeconfig
 from router_core.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import Stack, annotations_of, running_stack, until
+from workflows.models import workflow_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NAME = "opt"
 
 
-async def cli(temporal: Client, stack: Stack, *args: str) -> tuple[int, str, str]:
-    env = {**os.environ, "TEMPORAL_ADDRESS": temporal.service_client.config.target_host}
+async def cli(temporal: Client, stack: Stack, *args: str, **extra: str) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "OTEL_"))}
+    env["TEMPORAL_ADDRESS"] = temporal.service_client.config.target_host
     env["LLMISVC_ROUTER_TASK_QUEUE"] = stack.task_queue
+    kubeconfig = Path(tempfile.gettempdir()) / f"kubeconfig-{stack.namespace}"
+    env["KUBECONFIG"] = str(write_kubeconfig(kubeconfig, stack.server.url))
+    env.update(extra)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -77,14 +86,55 @@ async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflo
         await until(resumed, "the annotation removed and the route back", timeout=90)
 
 
-async def test_status_of_an_unknown_service_and_a_malformed_name_are_one_line_errors(temporal):
+@pytest.mark.parametrize("action", ["stop", "resume", "reconcile", "status"])
+async def test_an_action_on_a_service_that_does_not_exist_exits_3_and_starts_nothing(temporal, action):
     async with running_stack(temporal) as stack:
-        code, out, err = await cli(temporal, stack, "status", f"{stack.namespace}/nobody")
-        assert (code, out) == (1, "")
-        assert (
-            err.strip()
-            == f"llmisvc-router status: no workflow for {stack.namespace}/nobody (is the watcher running?)"
+        code, out, err = await cli(temporal, stack, action, f"{stack.namespace}/nope")
+        assert (code, out) == (3, "")
+        assert err.strip() == f"llmisvc-router {action}: no LLMInferenceService {stack.namespace}/nope"
+        with pytest.raises(RPCError) as raised:
+            await temporal.get_workflow_handle(workflow_id(stack.namespace, "nope")).describe()
+        assert raised.value.status == RPCStatusCode.NOT_FOUND
+
+
+async def test_status_of_a_service_without_a_workflow_yet_exits_3_saying_how_to_start_one(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        service = f"{stack.namespace}/{NAME}"
+        code, out, err = await cli(temporal, stack, "status", service)
+        assert (code, out) == (3, "")
+        assert err.strip() == (
+            f"llmisvc-router status: no workflow for {service} yet (is the watcher running? "
+            f"`llmisvc-router reconcile {service}` starts one)"
         )
+
+
+async def test_a_temporal_namespace_that_does_not_exist_is_named_with_what_to_do(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        code, out, err = await cli(
+            temporal, stack, "status", f"{stack.namespace}/{NAME}", TEMPORAL_NAMESPACE="nosuchns"
+        )
+        assert (code, out) == (4, "")
+        address = temporal.service_client.config.target_host
+        assert err.strip().startswith(
+            f"llmisvc-router status: the Temporal namespace 'nosuchns' does not exist at {address} "
+            "(set TEMPORAL_NAMESPACE"
+        )
+
+
+async def test_the_commands_that_talk_to_temporal_honour_otel_variables(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        code, out, err = await cli(
+            temporal, stack, "reconcile", f"{stack.namespace}/{NAME}", OTEL_TRACES_EXPORTER="console"
+        )
+        assert code == 0, err
+        assert '"name": "llmisvc-router reconcile"' in out  # the console exporter's span, flushed at exit
+
+
+async def test_a_malformed_name_is_a_one_line_usage_error(temporal):
+    async with running_stack(temporal) as stack:
         code, out, err = await cli(temporal, stack, "stop", "no-slash")
         assert (code, out) == (2, "")
         assert err.strip() == "llmisvc-router stop: no-slash: expected NAMESPACE/NAME"

@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 KUBECTL = "/usr/bin/kubectl"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "config" / "samples"
 NAMESPACE = "llm"
 EXAMPLE = "facebook-opt-125m"
-SECOND = "second-model"
 STARTUP = 90.0  # the Temporal dev server, the stand-in, the controllers, the first passes
 STOP_WITHIN = 20.0
 T = TypeVar("T")
@@ -85,35 +86,37 @@ def dev(tmp_path: Path) -> Iterator[DevStack]:
             process.wait()
 
 
-def second_service() -> str:
-    return yaml.safe_dump(
-        {
-            "apiVersion": "serving.kserve.io/v1alpha2",
-            "kind": "LLMInferenceService",
-            "metadata": {"name": SECOND, "namespace": NAMESPACE},
-            "spec": {
-                "model": {"uri": "hf://Qwen/Qwen2.5-0.5B-Instruct", "name": "Qwen/Qwen2.5-0.5B-Instruct"},
-                "router": {"route": {}, "gateway": {}, "scheduler": {}},
-            },
-        }
-    )
+def sample_services() -> dict[str, str]:
+    """The LLMInferenceServices of config/samples, by name, with the file each is in."""
+    return {
+        doc["metadata"]["name"]: path.name
+        for path in sorted(SAMPLES.glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc and doc["kind"] == "LLMInferenceService"
+    }
 
 
-def test_dev_stack_reconciles_the_example_and_an_applied_service_and_stops_cleanly_on_ctrl_c(dev):
+def test_dev_stack_reconciles_the_example_and_every_sample_and_stops_cleanly_on_ctrl_c(dev):
     example = dev.until(lambda: dev.router_ready(EXAMPLE), f"{NAMESPACE}/{EXAMPLE} RouterReady=True", STARTUP)
     assert example["status"]["url"].endswith(f"/{NAMESPACE}/{EXAMPLE}")
 
-    applied = dev.kubectl("apply", "-f", "-", stdin=second_service())
+    # The README's quick start: the samples applied with kubectl, each Ready within seconds.
+    applied = dev.kubectl("apply", "-n", NAMESPACE, "-f", str(SAMPLES))
     assert applied.returncode == 0, applied.stderr
-
-    route = dev.until(
-        lambda: dev.get_json("httproutes", "-n", NAMESPACE, f"{SECOND}-kserve-route"),
-        f"the managed route of {NAMESPACE}/{SECOND}",
-        30,
-    )
-    assert route["metadata"]["ownerReferences"][0]["name"] == SECOND
-    second = dev.until(lambda: dev.router_ready(SECOND), f"{NAMESPACE}/{SECOND} RouterReady=True", 30)
-    assert second["status"]["url"].endswith(f"/{NAMESPACE}/{SECOND}")
+    samples = sample_services()
+    assert set(samples.values()) == {p.name for p in SAMPLES.glob("*.yaml")}, "a sample without a service"
+    for name, file in samples.items():
+        ready = dev.until(
+            lambda n=name: dev.router_ready(n), f"{file}: {NAMESPACE}/{name} RouterReady=True", 30
+        )
+        assert ready["status"]["url"], f"{file}: no URL"
+    route = dev.get_json("httproutes", "-n", NAMESPACE, "opt-125m-kserve-route")
+    assert route["metadata"]["ownerReferences"][0]["name"] == "opt-125m"
+    assert dev.get_json("httproutes", "-n", NAMESPACE, "opt-125m-own-kserve-route") is None  # its own route
+    lora = dev.get_json("httproutes", "-n", NAMESPACE, "opt-125m-lora-kserve-route")
+    assert "sql-helper" in json.dumps(lora["spec"]), "model-based routing matches each adapter"
+    described = dev.kubectl("describe", "llminferenceservice", "-n", NAMESPACE, "opt-125m")
+    assert described.returncode == 0, described.stderr
 
     dev.process.send_signal(signal.SIGINT)
     try:
@@ -124,3 +127,7 @@ def test_dev_stack_reconciles_the_example_and_an_applied_service_and_stops_clean
     assert code == 0, stderr
     assert "Traceback" not in stderr, stderr
     assert "llmisvc-router dev: stopped" in stderr
+    # A settled stack's terminal: one Ready line per service, no SDK dict appended to the lines.
+    for name in [EXAMPLE, *samples]:
+        assert stderr.count(f"{NAMESPACE}/{name} is Ready") == 1, stderr
+    assert "'workflow_id'" not in stderr and "'activity_id'" not in stderr

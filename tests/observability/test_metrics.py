@@ -10,22 +10,28 @@ The process is assembled as ``llmisvc-router run`` assembles it: ``telemetry.sta
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest_asyncio
+
+from tests.observability import dashboard
 from tests.observability.harness import running_orchestrator, until
 from watcher.service_gauge import STATES, router_ready
 from worker import telemetry
 from worker.settings import OrchestratorSettings, connect_temporal
 
+DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "llmisvc-router.json"
 #: Some of what the Temporal SDK reports once a worker has run a workflow task and activities.
 SDK_METRICS = [
-    "temporal_request",
-    "temporal_workflow_task_execution_latency_count",
-    "temporal_activity_execution_latency_count",
+    "temporal_request_total",
+    "temporal_workflow_task_execution_latency_seconds_count",
+    "temporal_activity_execution_latency_seconds_count",
 ]
 _SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>.*)\})? (?P<value>\S+)$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -41,6 +47,7 @@ class Sample:
 class Scrape:
     def __init__(self, text: str) -> None:
         self.samples = [_parse(line) for line in text.splitlines() if line and not line.startswith("#")]
+        self.help = dict(line.split(" ", 3)[2:4] for line in text.splitlines() if line.startswith("# HELP "))
 
     def names(self) -> set[str]:
         return {sample.name for sample in self.samples}
@@ -54,7 +61,18 @@ class Scrape:
         return [sample.labels for sample in self.samples if sample.name == name]
 
 
-async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(temporal_address: str) -> None:
+@dataclass(frozen=True)
+class Scraped:
+    """One scrape of a running orchestrator, after its first pass."""
+
+    metrics: Scrape
+    outcome: str
+    ready: str
+    task_queue: str
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def scraped(temporal_address: str) -> Scraped:
     port = _free_port()
     runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
     assert runtime is not None
@@ -65,31 +83,37 @@ async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(tem
         outcome = state.last.outcome
         ready = router_ready(orchestrator.service())
 
-        async def scraped() -> Scrape | None:
+        async def probe() -> Scrape | None:
             scrape = await asyncio.to_thread(_scrape, port)
             # The watcher counts the service once it sees the status the pass wrote.
             return scrape if scrape.value("llmisvc_router_services", router_ready=ready) == 1 else None
 
-        metrics = await until(scraped, f"llmisvc_router_services{{router_ready={ready!r}}} 1")
+        metrics = await until(probe, f"llmisvc_router_services{{router_ready={ready!r}}} 1")
+    return Scraped(metrics, outcome, ready, orchestrator.settings.task_queue)
 
+
+async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(scraped: Scraped) -> None:
+    metrics, outcome, ready = scraped.metrics, scraped.outcome, scraped.ready
     assert set(SDK_METRICS) <= metrics.names()
     activity_runs = metrics.value(
-        "temporal_activity_execution_latency_count", activity_type="reconcile_routes"
+        "temporal_activity_execution_latency_seconds_count", activity_type="reconcile_routes"
     )
     assert (activity_runs or 0) >= 1
 
     # The objects the first pass creates are events the watcher signals the service for: a second pass
     # may have run by now, so counts are "at least".
-    passes = metrics.labels("llmisvc_router_passes")
+    passes = metrics.labels("llmisvc_router_passes_total")
     assert passes and all(set(labels) >= {"outcome", "workflow_type", "task_queue"} for labels in passes)
-    task_queue = orchestrator.settings.task_queue
-    assert (metrics.value("llmisvc_router_passes", outcome=outcome, task_queue=task_queue) or 0) >= 1
-    durations = metrics.value("llmisvc_router_pass_duration_count", outcome=outcome)
+    task_queue = scraped.task_queue
+    assert (metrics.value("llmisvc_router_passes_total", outcome=outcome, task_queue=task_queue) or 0) >= 1
+    duration = "llmisvc_router_pass_duration_seconds"
+    durations = metrics.value(f"{duration}_count", outcome=outcome)
     assert durations is not None and durations >= 1
-    assert metrics.value("llmisvc_router_pass_duration_bucket", outcome=outcome, le="+Inf") == durations
-    assert (metrics.value("llmisvc_router_pass_duration_sum", outcome=outcome) or 0) > 0  # milliseconds
+    assert metrics.value(f"{duration}_bucket", outcome=outcome, le="+Inf") == durations
+    pass_seconds = (metrics.value(f"{duration}_sum", outcome=outcome) or 0) / durations
+    assert 0 < pass_seconds < 30  # seconds: a pass against the stand-in takes well under that
 
-    requests = "llmisvc_router_kube_requests"
+    requests = "llmisvc_router_kube_requests_total"
     assert all(set(labels) >= {"verb", "resource", "code"} for labels in metrics.labels(requests))
     # Reads come from the worker's cache; the API is asked only for what no watch covers (the router's
     # own Service, outside the cache's label selector until it exists).
@@ -100,6 +124,33 @@ async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(tem
 
     services = {state: metrics.value("llmisvc_router_services", router_ready=state) for state in STATES}
     assert services == {state: (1 if state == ready else 0) for state in STATES}
+
+
+def test_counters_end_in_total_and_durations_are_seconds_with_the_unit_in_their_help(
+    scraped: Scraped,
+) -> None:
+    metrics = scraped.metrics
+    ours = {name for name in metrics.names() if name.startswith("llmisvc_router_")}
+    assert not {"llmisvc_router_passes", "llmisvc_router_kube_requests"} & ours
+    assert "llmisvc_router_pass_duration_seconds_count" in ours
+    assert "seconds" in metrics.help["llmisvc_router_pass_duration_seconds"]
+    assert not {n for n in metrics.names() if "latency" in n and "seconds" not in n}
+
+
+def test_every_series_carries_this_services_name_not_the_sdks(scraped: Scraped) -> None:
+    assert {sample.labels.get("service_name") for sample in scraped.metrics.samples} == {"llmisvc-router"}
+
+
+def test_every_query_of_the_grafana_dashboard_names_a_metric_the_process_exports(scraped: Scraped) -> None:
+    exported = scraped.metrics.names()
+    queries = dashboard.queries(json.loads(DASHBOARD.read_text()))
+    assert len(queries) >= 6
+    for query in queries:
+        named = dashboard.metric_names(query)
+        assert named, f"no metric in {query!r}"
+        assert named <= exported, (
+            f"{query!r} names {sorted(named - exported)}, which the process does not export"
+        )
 
 
 def _scrape(port: int) -> Scrape:

@@ -77,29 +77,34 @@ def test_a_bad_setting_exits_2_naming_the_variable(tmp_path):
     assert one_line(result.stderr).startswith("llmisvc-router watch: LLMISVC_ROUTER_RESYNC_SECONDS:")
 
 
-def test_a_missing_kubeconfig_exits_2(tmp_path):
+def test_a_missing_kubeconfig_exits_2_naming_the_file(tmp_path):
     result = watch("--kubeconfig", str(tmp_path / "absent"), env=environment())
     assert result.returncode == 2
-    assert "cannot load the Kubernetes configuration" in one_line(result.stderr)
+    assert one_line(result.stderr) == (
+        f"llmisvc-router watch: kubeconfig {tmp_path / 'absent'}: no such file "
+        "(set KUBECONFIG or --kubeconfig to an existing kubeconfig)"
+    )
 
 
-def test_an_unreachable_kubernetes_api_exits_1(tmp_path):
+def test_an_unreachable_kubernetes_api_exits_4(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
     result = watch("--kubeconfig", str(kubeconfig), env=environment(TEMPORAL_ADDRESS="127.0.0.1:1"))
-    assert result.returncode == 1
+    assert result.returncode == 4
     assert one_line(result.stderr).startswith(
         f"llmisvc-router watch: cannot reach the Kubernetes API at {url}"
     )
 
 
-def test_an_unreachable_temporal_exits_1(tmp_path):
+def test_an_unreachable_temporal_exits_4_naming_the_address(tmp_path):
     with running_apiserver(crds="all") as server:
         kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
         address = f"127.0.0.1:{free_port()}"
         result = watch("--kubeconfig", str(kubeconfig), env=environment(TEMPORAL_ADDRESS=address))
-    assert result.returncode == 1
-    assert one_line(result.stderr).startswith("llmisvc-router watch: cannot connect to Temporal:")
+    assert result.returncode == 4
+    assert one_line(result.stderr).startswith(
+        f"llmisvc-router watch: cannot connect to Temporal at {address}:"
+    )
 
 
 @pytest.mark.skipif(not TEMPORAL.exists(), reason="the temporal dev server binary is not installed")

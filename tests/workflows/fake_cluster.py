@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from activities.cluster_api import ApiError, Wire
+from activities.events import EVENT
 from cluster_cache.model import SeenVersion
 from router_core.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
 
@@ -64,6 +65,7 @@ class FakeCluster:
         self.served_types = set(served)
         self.writes: list[str] = []  # "create HTTPRoute llm/x", in the order the API accepted them
         self.failed: list[str] = []  # "create HTTPRoute: 409", for every fault that fired
+        self.events: list[Wire] = []  # events.k8s.io Events, apart from the objects and the writes
         for obj in objects:
             self.put(obj)
 
@@ -148,6 +150,10 @@ class FakeCluster:
         return {t for t in types if self._is_served(t)}
 
     def create(self, type_: ResourceType, body: Wire) -> Wire:
+        if type_ == EVENT:
+            with self._lock:
+                self.events.append(copy.deepcopy(body))
+            return body
         self._enter("create", type_)
         key = _key(body)
         with self._lock:
@@ -171,6 +177,13 @@ class FakeCluster:
         return self._replace(type_, body, "replace_status", status_only=True)
 
     def patch_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
+        if type_ == EVENT:
+            with self._lock:
+                found = [e for e in self.events if e["metadata"]["name"] == name]
+                if not found:
+                    raise ApiError(404, f"events {name!r} not found")
+                found[0].update(copy.deepcopy(patch))
+                return copy.deepcopy(found[0])
         self._enter("patch", type_)
         key = ObjectKey(type_, namespace, name)
         with self._lock:
@@ -182,6 +195,26 @@ class FakeCluster:
             self._objects[key] = merged
             self.writes.append(f"patch {type_.kind} {key}")
             return copy.deepcopy(merged)
+
+    def patch_status_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire:
+        self._enter("patch_status", type_)
+        key = ObjectKey(type_, namespace, name)
+        with self._lock:
+            stored = self._objects.get(key)
+            if stored is None:
+                raise ApiError(404, f"{type_.plural} {name!r} not found")
+            merged = copy.deepcopy(stored)
+            merged["status"] = _merge_patch(stored.get("status") or {}, patch.get("status") or {})
+            merged["metadata"]["resourceVersion"] = str(next(self._versions))
+            self._objects[key] = merged
+            self.writes.append(f"patch_status {type_.kind} {key}")
+            return copy.deepcopy(merged)
+
+    def events_about(self, namespace: str, name: str) -> list[Wire]:
+        """The Events recorded on an object (they are kept apart from the router's writes)."""
+        with self._lock:
+            return [copy.deepcopy(e) for e in self.events if e.get("regarding", {}).get("name") == name
+                    and e.get("regarding", {}).get("namespace") == namespace]  # fmt: skip
 
     def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
         self._enter("delete", type_)

@@ -8,16 +8,23 @@ world, lets simulated time pass, and checks the world, the ``state`` query and w
 from __future__ import annotations
 
 import asyncio
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from temporalio.client import WorkflowUpdateStage
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.sdk.v1 import WorkflowMetadata
+from temporalio.client import WithStartWorkflowOperation, WorkflowUpdateStage
+from temporalio.common import WorkflowIDConflictPolicy
 
+from activities.router_activities import RouterActivities
 from router_core.kube import HTTPROUTE, LLMISVC, SERVICE
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster, annotations_of
-from workflows.models import ReconcileSignal
+from worker.factory import WorkerSizing, build_worker
+from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
 from workflows.service_workflow import RECHECK_FIRST, LLMInferenceServiceWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -268,3 +275,65 @@ async def test_recreated_service_whose_old_objects_are_not_collected_yet_converg
     assert blocked.recheck_attempt == 1
     assert converged.last is not None and converged.last.outcome == "reconciled"
     assert owner_uids(cluster) == {converged.uid} != {first.uid}
+
+
+async def test_a_pass_of_the_update_that_finds_the_service_gone_ends_the_workflow_at_once(client):
+    """``llmisvc-router reconcile`` of a deleted service: the update's pass finds it gone, and the main loop,
+    already waiting for its resync timer, wakes and ends instead of waiting the 10 minutes out."""
+    cluster = FakeCluster([])  # no service
+    suffix = uuid.uuid4().hex[:8]
+    task_queue = f"workflow-tests-{suffix}"
+    request = ServiceWorkflowInput(namespace=world.NAMESPACE, name=world.NAME, resync_seconds=600)
+    with ThreadPoolExecutor(max_workers=4) as executor:
+        async with build_worker(
+            client,
+            task_queue,
+            RouterActivities(cluster, cluster, world.ENV),
+            executor,
+            WorkerSizing(activity_threads=4),
+        ):
+            operation = WithStartWorkflowOperation(
+                LLMInferenceServiceWorkflow.run,
+                request,
+                id=f"{workflow_id(world.NAMESPACE, world.NAME)}-{suffix}",
+                task_queue=task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            )
+            summary = await client.execute_update_with_start_workflow(
+                LLMInferenceServiceWorkflow.reconcile_now,
+                ReconcileSignal(reason="llmisvc-router reconcile"),
+                start_workflow_operation=operation,
+            )
+            handle = await operation.workflow_handle()
+            await asyncio.wait_for(handle.result(), harness.WAIT)
+            described = await handle.describe()
+
+    assert summary.outcome == "gone"
+    assert described.close_time is not None
+    assert described.close_time - described.start_time < timedelta(seconds=30), "it waited for its timer"
+
+
+async def test_signals_query_and_update_carry_descriptions_for_the_temporal_ui(client):
+    """The UI's forms read these from the workflow's metadata query."""
+    cluster = FakeCluster(world.minimal_world())
+    async with harness.running_service(client, cluster) as svc:
+        await svc.passes(1)
+        metadata = await svc.handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    definition = metadata.definition
+    handlers = [*definition.signal_definitions, *definition.query_definitions, *definition.update_definitions]
+    described = {d.name: d.description for d in handlers}
+    for name in ("reconcile", "stop", "resume", "state", "reconcile_now"):
+        assert len(described.get(name, "").split()) >= 8, f"{name}: {described.get(name)!r}"
+
+
+async def test_the_wait_between_passes_has_a_timer_summary(client):
+    cluster = FakeCluster(world.minimal_world())
+    async with harness.running_service(client, cluster) as svc:
+        await svc.passes(1)
+        history = await svc.handle.fetch_history()
+    summaries = [
+        client.data_converter.payload_converter.from_payload(e.user_metadata.summary, str)
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+    ]
+    assert summaries and summaries[-1] == "resync in 10m"

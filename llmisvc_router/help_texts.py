@@ -1,0 +1,93 @@
+"""The ``--help`` of the orchestrator commands: what each does, examples, and the exit statuses.
+
+Plain text, as a terminal shows it (no reST markup)."""
+
+from __future__ import annotations
+
+import argparse
+
+from worker import exit_codes
+
+ENVIRONMENT = """\
+environment:
+  Temporal: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+  TEMPORAL_TLS*, TEMPORAL_PROFILE. Kubernetes: KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT. Traces:
+  OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME.
+"""
+
+WORKER_HELP = "run the Temporal worker: the per-service workflows and their activities"
+WORKER = """\
+Run the Temporal worker: it executes the LLMInferenceService workflows and the activities that read
+and write the cluster. Start the watcher (llmisvc-router watch) next to it, or use `run` for both.
+It refuses to start when the Kubernetes API or Temporal cannot be reached.
+
+Also: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_ACTIVITY_THREADS, LLMISVC_ROUTER_METRICS_PORT
+(Prometheus metrics on :PORT/metrics), POD_NAMESPACE (the KServe namespace).
+
+examples:
+  llmisvc-router worker
+  llmisvc-router worker --kubeconfig ~/.kube/config --log-format json
+  TEMPORAL_ADDRESS=temporal.example:7233 LLMISVC_ROUTER_METRICS_PORT=9464 llmisvc-router worker
+"""
+
+RUN_HELP = "run the worker and the watcher in one process (small installs)"
+RUN = """\
+Run the worker and the watcher in one process: for a small install, or to try the router against a
+cluster. It refuses to start when the Kubernetes API or Temporal cannot be reached.
+
+examples:
+  llmisvc-router run
+  llmisvc-router run --namespace llm --namespace team-a
+  llmisvc-router run --log-format json --log-level debug
+"""
+
+_DRIVE_EXAMPLES = """
+The service must exist in Kubernetes (it is read first; nothing is started for one that does not).
+
+examples:
+  llmisvc-router {name} llm/facebook-opt-125m
+  llmisvc-router {name} llm/facebook-opt-125m --kubeconfig .dev/kubeconfig
+"""
+
+DRIVE_COMMANDS = [
+    (
+        "reconcile",
+        "run a pass now and print its outcome",
+        "Run a pass for the service now (starting its workflow if none runs) and print the pass's summary:\n"
+        "outcome, conditions, URL, writes. Exits 1 when the pass did not reconcile.\n"
+        + _DRIVE_EXAMPLES.format(name="reconcile"),
+    ),
+    (
+        "stop",
+        "stop the service (sets serving.kserve.io/stop through its workflow)",
+        "Stop the service: its workflow sets the serving.kserve.io/stop annotation and removes the routes\n"
+        "and pools it manages on its next pass.\n" + _DRIVE_EXAMPLES.format(name="stop"),
+    ),
+    (
+        "resume",
+        "resume a stopped service",
+        "Resume a stopped service: its workflow removes serving.kserve.io/stop on its next pass.\n"
+        + _DRIVE_EXAMPLES.format(name="resume"),
+    ),
+    (
+        "status",
+        "show the workflow's view of the service",
+        "Show the workflow's view of the service as YAML: passes, the last outcome, conditions and URL,\n"
+        "the last error. (kubectl describe llminferenceservice shows the status and Events.)\n"
+        + _DRIVE_EXAMPLES.format(name="status"),
+    ),
+]
+
+
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str, description: str
+) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` shows its description and examples as written, then the
+    environment and the exit statuses."""
+    return commands.add_parser(
+        name,
+        help=help_text,
+        description=description,
+        epilog=f"{ENVIRONMENT}\n{exit_codes.EPILOG}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )

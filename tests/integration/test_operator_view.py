@@ -1,0 +1,110 @@
+"""What a person sees in Kubernetes and in the worker's log: the status of a spec the router cannot read,
+the Events a pass leaves on the service (``kubectl describe``), and a quiet, readable log."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from activities.cluster_api import Wire
+from activities.events import EVENT
+from activities.service_status import INVALID_SPEC
+from tests.integration import world
+from tests.integration.harness import Stack, conditions_of, running_stack, until
+from worker import logs
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+NAME = "opt"
+
+
+async def events_about(stack: Stack, name: str) -> list[Wire]:
+    listed = await asyncio.to_thread(stack.kube.list_objects, EVENT, stack.namespace, {})
+    return [e for e in listed if e.get("regarding", {}).get("name") == name]
+
+
+async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warning_event(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME, router={"route": "yes", "gateway": {}, "scheduler": {}})
+        handle = await stack.start_workflow(NAME)
+
+        async def invalid() -> Wire | None:
+            found = conditions_of(await stack.service(NAME))
+            return found if found.get("RouterReady", {}).get("reason") == INVALID_SPEC else None
+
+        found = await until(invalid, "RouterReady False InvalidSpec")
+        for type_ in ("Ready", "RouterReady"):
+            assert found[type_]["status"] == "False" and found[type_]["reason"] == INVALID_SPEC
+            assert found[type_]["message"].startswith("field spec.router.route: ")
+        events = await until(lambda: events_about(stack, NAME), "an Event on the service")
+        assert [(e["type"], e["reason"]) for e in events] == [("Warning", INVALID_SPEC)]
+        assert events[0]["regarding"]["uid"] == (await stack.service(NAME))["metadata"]["uid"]
+        assert "spec.router.route" in events[0]["note"]
+
+        # A re-check of the unchanged spec writes nothing and records no second Event.
+        before = (await stack.service(NAME))["metadata"]["resourceVersion"]
+        await stack.reconcile_now(handle)
+        assert (await stack.service(NAME))["metadata"]["resourceVersion"] == before
+        assert len(await events_about(stack, NAME)) == 1
+        state = await stack.state(handle)
+        assert state.last is not None and state.last.outcome == "error"
+
+
+async def test_an_unreadable_spec_is_one_warning_line_without_traceback_and_quiet_on_re_checks(
+    temporal, caplog
+):
+    handler = logs.configure("text", "info")
+    caplog.set_level(logging.INFO)
+    try:
+        async with running_stack(temporal) as stack:
+            await stack.create_service(NAME, router={"route": "yes", "gateway": {}, "scheduler": {}})
+            handle = await stack.start_workflow(NAME)
+            await stack.passes(handle, 1)
+            for _ in range(2):
+                await stack.reconcile_now(handle)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    ours = [r for r in caplog.records if f"{stack.namespace}/{NAME}" in r.getMessage()]
+    assert [r.levelname for r in ours] == ["WARNING"], [r.getMessage() for r in ours]
+    assert "field spec.router.route" in ours[0].getMessage() and "\n" not in ours[0].getMessage()
+    failures = [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
+    assert failures == [], "a spec the user must fix is not logged with a traceback"
+
+
+async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_changes_nothing(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        handle = await stack.start_workflow(NAME)
+        await stack.passes(handle, 1)
+        first = await until(lambda: events_about(stack, NAME), "Events for the first pass's writes")
+        reasons = {e["reason"] for e in first}
+        assert "Created" in reasons
+        notes = {e["note"] for e in first}
+        assert f"created HTTPRoute {stack.namespace}/{world.route_name(NAME)}" in notes
+        await stack.reconcile_now(handle)
+        assert len(await events_about(stack, NAME)) == len(first)
+
+
+async def test_a_settled_stack_logs_one_ready_line_per_service_and_no_traceback(temporal, caplog):
+    handler = logs.configure("text", "info")  # as the worker process does
+    caplog.set_level(logging.INFO)
+    names = ("alpha", "beta")
+    try:
+        async with running_stack(temporal, controller={}) as stack:
+            for name in names:
+                await stack.create_service(name)
+                await stack.make_scheduler_ready(name)
+                await stack.until_router_ready(name, drive=await stack.start_workflow(name))
+            for name in names:
+                await stack.reconcile_now(stack.handle(name))  # settled: nothing more to say
+    finally:
+        logging.getLogger().removeHandler(handler)
+    text = caplog.text
+    for name in names:
+        assert text.count(f"{stack.namespace}/{name} is Ready") == 1, text
+    assert "Traceback" not in text and not [r for r in caplog.records if r.exc_info]
+    assert "'workflow_id'" not in text  # the SDK's appended dict is off
+    alpha = f"{stack.namespace}/alpha: reconciled in "
+    pass_lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith(alpha)]
+    assert pass_lines and all("wrote " in line and "; after: " in line for line in pass_lines), pass_lines
