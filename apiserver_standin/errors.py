@@ -102,14 +102,39 @@ def stale_conflict(group: str, plural: str, name: str) -> ApiError:
     )
 
 
-def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str]]) -> ApiError:
-    """422 Invalid; ``causes`` are (field, message) pairs."""
-    summary = ", ".join(f"{field}: {msg}" for field, msg in causes)
-    message = f'{kind} "{name}" is invalid: {summary}'
+Cause = tuple[str, str] | tuple[str, str, str]  # (field, message) or (field, message, reason)
+
+
+def _reason_of(message: str) -> str:
+    # The cause's reason follows its message's first words, as field.ErrorType does.
+    for prefix, reason in (
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Forbidden", "FieldValueForbidden"),
+    ):
+        if message.startswith(prefix):
+            return reason
+    return "FieldValueInvalid"
+
+
+def invalid(kind: str, group: str, name: str, causes: list[Cause]) -> ApiError:
+    """422 Invalid, worded as the real server: ``Kind.group "name" is invalid: field: message``.
+
+    ``causes`` are (field, message[, reason]) triples; several are listed in brackets.
+    """
+    summary = ", ".join(f"{c[0]}: {c[1]}" for c in causes)
+    qualified_kind = f"{kind}.{group}" if group else kind
+    message = f'{qualified_kind} "{name}" is invalid: ' + (f"[{summary}]" if len(causes) > 1 else summary)
     details: dict[str, Any] = {
         "name": name,
         "kind": kind,
-        "causes": [{"reason": "FieldValueInvalid", "message": msg, "field": f} for f, msg in causes],
+        "causes": [
+            {"reason": c[2] if len(c) > 2 else _reason_of(c[1]), "message": c[1], "field": c[0]}  # type: ignore[misc]
+            for c in causes
+        ],
     }
     if group:
         details["group"] = group

@@ -37,6 +37,8 @@ class ResourceInfo:
     returns_deleted_object: bool = True
     crd_name: str = ""
     printer_columns: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    # A CRD version's openAPIV3Schema: writes are pruned, defaulted and validated against it.
+    schema: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def api_version(self) -> str:
@@ -130,6 +132,7 @@ def resources_from_crd(crd: dict[str, Any]) -> list[ResourceInfo]:
             categories=tuple(names.get("categories") or ()),
             crd_name=meta_name,
             printer_columns=tuple(v.get("additionalPrinterColumns") or ()),
+            schema=(v.get("schema") or {}).get("openAPIV3Schema"),
         )
         for v in versions
     ]

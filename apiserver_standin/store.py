@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from apiserver_standin import admission
 from apiserver_standin import objects as o
 from apiserver_standin.deletion import DeletingStore
 from apiserver_standin.errors import already_exists, bad_request, invalid, not_found, stale_conflict
@@ -115,7 +116,7 @@ class Store(DeletingStore):
         obj: Obj = {**body, "apiVersion": info.api_version, "kind": info.kind, "metadata": metadata}
         if info.has_status:
             obj.pop("status", None)  # as PrepareForCreate: status is the controllers' to write
-        obj = self._on_create(gr, obj)
+        obj = admission.admit(info, self._on_create(gr, obj), None)
         if gr == CRD_RESOURCE:
             resources_from_crd(obj)  # 422 for a malformed CRD, before anything is stored
         if dry_run:
@@ -207,7 +208,7 @@ class Store(DeletingStore):
         body_rv = o.meta(new).get("resourceVersion")
         if body_rv and str(body_rv) != cur_meta["resourceVersion"]:
             raise stale_conflict(info.group, info.plural, cur_meta["name"])
-        merged = _merge_update(info, current, new, subresource, managed)
+        merged = admission.admit(info, _merge_update(info, current, new, subresource, managed), current)
         if cur_meta.get("deletionTimestamp"):
             added = set(o.meta(merged).get("finalizers") or []) - set(cur_meta.get("finalizers") or [])
             if added:

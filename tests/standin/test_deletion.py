@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from .helpers import GATEWAY, configmap, route
+from .helpers import GATEWAY, configmap, gateway, route
 
 
 def owned_by(obj: dict[str, Any], *owners: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def test_deleting_an_owner_deletes_its_dependents_transitively(core, custom):
 
 def test_a_dependent_with_finalizers_is_marked_not_removed_by_the_cascade(custom):
     owner = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", {"metadata": {"name": "g"}}
+        *GATEWAY, "default", "gateways", gateway("g")
     )
     body = owned_by(route("r"), owner)
     body["metadata"]["finalizers"] = ["hold"]
@@ -85,8 +85,8 @@ def test_a_dependent_with_finalizers_is_marked_not_removed_by_the_cascade(custom
 
 
 def test_a_dependent_that_another_live_owner_holds_survives_without_the_deleted_owner(custom):
-    a = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", {"metadata": {"name": "a"}})
-    b = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", {"metadata": {"name": "b"}})
+    a = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("a"))
+    b = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("b"))
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", owned_by(route("r"), a, b))
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "a")
     refs = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")["metadata"][
@@ -97,7 +97,7 @@ def test_a_dependent_that_another_live_owner_holds_survives_without_the_deleted_
 
 def test_orphan_propagation_keeps_dependents_and_strips_the_owner_reference(custom):
     owner = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", {"metadata": {"name": "g"}}
+        *GATEWAY, "default", "gateways", gateway("g")
     )
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", owned_by(route("r"), owner))
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "g", propagation_policy="Orphan")

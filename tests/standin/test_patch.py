@@ -179,6 +179,7 @@ metadata:
   name: r
   annotations:
     at: 2020-01-01T00:00:00Z
+spec: {}
 """
     code, created, _ = http(f"{url}?fieldManager=yaml-user", "PATCH", body, "application/apply-patch+yaml")
     assert code == 201 and created["metadata"]["annotations"] == {"at": "2020-01-01T00:00:00Z"}
