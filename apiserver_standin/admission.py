@@ -95,11 +95,14 @@ def deployment_errors(spec: Obj) -> schema.Errors:
     if not selector:
         errors.append(("spec.selector", "Required value"))
     elif not selector.get("matchLabels") and not selector.get("matchExpressions"):
-        errors.append(("spec.selector", "Invalid value: \"{}\": empty selector is invalid for deployment"))
+        errors.append(("spec.selector", 'Invalid value: "{}": empty selector is invalid for deployment'))
     elif any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
         shown = schema.show(labels)
         errors.append(
-            ("spec.template.metadata.labels", f"Invalid value: {shown}: `selector` does not match template `labels`")
+            (
+                "spec.template.metadata.labels",
+                f"Invalid value: {shown}: `selector` does not match template `labels`",
+            )
         )
     if not (template.get("spec") or {}).get("containers"):
         errors.append(("spec.template.spec.containers", "Required value"))

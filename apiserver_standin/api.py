@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from apiserver_standin import objects as o
+from apiserver_standin import protobuf_bodies
 from apiserver_standin.apply import server_side_apply
 from apiserver_standin.errors import ApiError, bad_request, resource_not_found, unsupported_media_type
 from apiserver_standin.patches import json_patch, merge_patch, strategic_merge
@@ -49,6 +50,9 @@ class ApiRequest:
     def json(self) -> Any:
         if not self.raw_body:
             return None
+        if self.content_type == protobuf_bodies.CONTENT_TYPE:
+            # kubectl sends built-in kinds so, and does not retry with JSON after a 415.
+            return protobuf_bodies.decode(self.raw_body)
         try:
             return json.loads(self.raw_body)
         except ValueError as exc:

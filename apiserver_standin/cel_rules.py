@@ -23,6 +23,9 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
+from celpy.adapter import json_to_cel
+from celpy.celparser import CELParseError
+from celpy.evaluation import CELEvalError
 
 from apiserver_standin.schema import Errors, Schema, child, type_name
 
@@ -44,7 +47,7 @@ def _join(items: Any, sep: Any = "") -> Any:
     return celtypes.StringType(str(sep).join(str(i) for i in items))
 
 
-_K8S_FUNCTIONS = {
+_K8S_FUNCTIONS: dict[str, Any] = {
     "split": _split,
     "join": _join,
     "lowerAscii": lambda s: celtypes.StringType(str(s).lower()),
@@ -93,13 +96,13 @@ def _correlate(value: list[Any], old: Any, schema: Schema) -> list[Any]:
 def _check_rules(
     value: Any, old: Any, schema: Schema, rules: list[dict[str, Any]], path: str, errors: Errors
 ) -> None:
-    activation: dict[str, Any] = {"self": celpy.json_to_cel(value)}
+    activation: dict[str, Any] = {"self": json_to_cel(value)}
     for rule in rules:
         text = str(rule.get("rule", ""))
         if "oldSelf" in text:
             if old is MISSING and not rule.get("optionalOldSelf"):
                 continue
-            activation["oldSelf"] = celpy.json_to_cel(None if old is MISSING else old)
+            activation["oldSelf"] = json_to_cel(None if old is MISSING else old)
         where = path + str(rule.get("fieldPath") or "")
         outcome = _evaluate(text, activation)
         if outcome is True:
@@ -117,11 +120,11 @@ def _evaluate(rule: str, activation: dict[str, Any]) -> bool | str:
     """True when the rule holds, False when it does not, or the evaluation error's message."""
     try:
         result = _program(rule).evaluate(activation)
-    except celpy.CELEvalError as exc:
+    except CELEvalError as exc:
         return f"{_error_text(exc)} evaluating rule: {_one_line(rule)}"
-    except celpy.CELParseError as exc:
+    except CELParseError as exc:
         return f"compilation failed: {exc} evaluating rule: {_one_line(rule)}"
-    if isinstance(result, celpy.CELEvalError):
+    if isinstance(result, CELEvalError):
         return f"{_error_text(result)} evaluating rule: {_one_line(rule)}"
     return bool(result)
 

@@ -6,6 +6,7 @@ body with the matching code, so a client never sees a Python traceback.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 REASONS: dict[int, str] = {
@@ -120,7 +121,7 @@ def _reason_of(message: str) -> str:
     return "FieldValueInvalid"
 
 
-def invalid(kind: str, group: str, name: str, causes: list[Cause]) -> ApiError:
+def invalid(kind: str, group: str, name: str, causes: Sequence[Cause]) -> ApiError:
     """422 Invalid, worded as the real server: ``Kind.group "name" is invalid: field: message``.
 
     ``causes`` are (field, message[, reason]) triples; several are listed in brackets.
@@ -132,7 +133,7 @@ def invalid(kind: str, group: str, name: str, causes: list[Cause]) -> ApiError:
         "name": name,
         "kind": kind,
         "causes": [
-            {"reason": c[2] if len(c) > 2 else _reason_of(c[1]), "message": c[1], "field": c[0]}  # type: ignore[misc]
+            {"reason": c[2] if len(c) > 2 else _reason_of(c[1]), "message": c[1], "field": c[0]}
             for c in causes
         ],
     }

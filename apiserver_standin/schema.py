@@ -22,8 +22,10 @@ import re
 from datetime import datetime
 from typing import Any
 
+from apiserver_standin.errors import Cause
+
 Schema = dict[str, Any]
-Errors = list[tuple[str, str]]
+Errors = list[Cause]  # (field, message) or (field, message, reason)
 _ROOT_KEYS = ("apiVersion", "kind", "metadata")
 
 
@@ -120,7 +122,7 @@ def _check_type(value: Any, schema: Schema, path: str, errors: Errors) -> bool:
             return False  # null is allowed and has nothing more to check
     if not ok:
         detail = f"{path} in body must be of type {wanted}: {show(actual)}"
-        errors.append((path, f"Invalid value: {show(actual)}: {detail}"))
+        errors.append((path, f"Invalid value: {show(actual)}: {detail}", "FieldValueTypeInvalid"))
     return ok
 
 

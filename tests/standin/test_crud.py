@@ -125,7 +125,9 @@ def test_dry_run_create_update_and_patch_validate_but_store_nothing(standin, cus
 
 def test_cluster_scoped_resources_have_no_namespace(custom):
     created = custom.create_cluster_custom_object(
-        *GATEWAY, "gatewayclasses", {**gateway_class("istio"), "metadata": {"name": "istio", "namespace": "x"}}
+        *GATEWAY,
+        "gatewayclasses",
+        {**gateway_class("istio"), "metadata": {"name": "istio", "namespace": "x"}},
     )
     assert "namespace" not in created["metadata"]
     assert custom.get_cluster_custom_object(*GATEWAY, "gatewayclasses", "istio")["kind"] == "GatewayClass"

@@ -72,9 +72,7 @@ def test_deleting_an_owner_deletes_its_dependents_transitively(core, custom):
 
 
 def test_a_dependent_with_finalizers_is_marked_not_removed_by_the_cascade(custom):
-    owner = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", gateway("g")
-    )
+    owner = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("g"))
     body = owned_by(route("r"), owner)
     body["metadata"]["finalizers"] = ["hold"]
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", body)
@@ -96,9 +94,7 @@ def test_a_dependent_that_another_live_owner_holds_survives_without_the_deleted_
 
 
 def test_orphan_propagation_keeps_dependents_and_strips_the_owner_reference(custom):
-    owner = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", gateway("g")
-    )
+    owner = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("g"))
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", owned_by(route("r"), owner))
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "g", propagation_policy="Orphan")
     kept = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")

@@ -87,9 +87,7 @@ def test_a_backend_pool_group_the_gateway_does_not_accept_is_invalid_kind(contro
 def test_pools_get_a_parent_per_gateway_whose_routes_use_them(standin, custom):
     with running_gateway_controller(standin) as ctl:  # both pool groups accepted
         ctl.wait_synced()
-        custom.create_namespaced_custom_object(
-            V1, "v1", "default", "inferencepools", pool("pool")
-        )
+        custom.create_namespaced_custom_object(V1, "v1", "default", "inferencepools", pool("pool"))
         custom.create_namespaced_custom_object(
             V1ALPHA2, "v1alpha2", "default", "inferencepools", pool("pool", f"{V1ALPHA2}/v1alpha2")
         )
@@ -155,7 +153,9 @@ def test_status_is_written_only_when_it_would_change(controller, standin, custom
     custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("gw"))
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", route("r"))
     eventually(
-        lambda: status_of(custom, "httproutes", "r").get("parents") and controlled_gateway_status(custom, "gw")
+        lambda: (
+            status_of(custom, "httproutes", "r").get("parents") and controlled_gateway_status(custom, "gw")
+        )
     )
     time.sleep(0.3)
     writes = controller.writes

@@ -29,7 +29,11 @@ def test_main_resource_writes_keep_the_stored_status(custom):
         *SERVING, "default", "llminferenceservices", "m", {"status": {"url": "u"}}
     )
     patched = custom.patch_namespaced_custom_object(
-        *SERVING, "default", "llminferenceservices", "m", {"status": {"url": "hacked"}, "spec": {"replicas": 3}}
+        *SERVING,
+        "default",
+        "llminferenceservices",
+        "m",
+        {"status": {"url": "hacked"}, "spec": {"replicas": 3}},
     )
     assert patched["status"] == {"url": "u"} and patched["spec"]["replicas"] == 3
     current = custom.get_namespaced_custom_object(*SERVING, "default", "llminferenceservices", "m")
@@ -48,9 +52,7 @@ def test_status_in_a_create_body_is_dropped_for_resources_with_a_status_subresou
 
 
 def test_status_replace_with_put(custom):
-    created = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", gateway("g")
-    )
+    created = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("g"))
     changed_spec = {**created["spec"], "gatewayClassName": "other"}
     body = {**created, "spec": changed_spec, "status": {"addresses": [{"value": "1.2.3.4"}]}}
     replaced = custom.replace_namespaced_custom_object_status(*GATEWAY, "default", "gateways", "g", body)
