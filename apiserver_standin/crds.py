@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,13 +64,36 @@ BUNDLES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "llmisvc-router" / "crds"
+
+
 @functools.cache
 def _load(path: Path) -> dict[str, Any]:
-    # The KServe files are megabytes of YAML: parse once per process, with libyaml when present.
+    """The CRD in ``path``, parsed once per process and cached as JSON across processes.
+
+    The KServe files are megabytes of YAML (seconds to parse); JSON of the same loads fifty times
+    faster, so every stand-in process after the first starts at once. The cache is keyed by the
+    file's hash and only ever an optimisation: any failure to read or write it is ignored.
+    """
+    raw = path.read_bytes()
+    cache = _cache_dir() / f"{path.stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json"
+    try:
+        return dict(json.loads(cache.read_bytes()))
+    except (OSError, ValueError):
+        pass
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    docs = [d for d in yaml.load_all(path.read_text(), Loader=loader) if d]
+    docs = [d for d in yaml.load_all(raw, Loader=loader) if d]
     if len(docs) != 1 or docs[0].get("kind") != "CustomResourceDefinition":
         raise ValueError(f"{path}: expected exactly one CustomResourceDefinition")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        partial = cache.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(docs[0]))
+        os.replace(partial, cache)  # atomic: a concurrent reader sees all of it or nothing
+    except OSError:
+        pass
     return dict(docs[0])
 
 

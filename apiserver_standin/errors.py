@@ -142,6 +142,11 @@ def invalid(kind: str, group: str, name: str, causes: Sequence[Cause]) -> ApiErr
     return ApiError(422, message, "Invalid", details)
 
 
+def forbidden(group: str, plural: str, name: str, why: str) -> ApiError:
+    message = f'{qualified(group, plural)} "{name}" is forbidden: {why}'
+    return ApiError(403, message, "Forbidden", _details(group, plural, name))
+
+
 def bad_request(message: str) -> ApiError:
     return ApiError(400, message)
 
@@ -163,12 +168,11 @@ def method_not_allowed(method: str) -> ApiError:
     return ApiError(405, f"the server does not allow this method on the requested resource ({method})")
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
+def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
+    """415, worded as the API server's content negotiation words it."""
+    joined = ", ".join(accepted)
     return ApiError(
-        415,
-        f"the body of the request was in an unknown format - accepted media types include: "
-        f"application/json-patch+json, application/merge-patch+json, "
-        f"application/apply-patch+yaml (got {content_type!r})",
+        415, f"the body of the request was in an unknown format - accepted media types include: {joined}"
     )
 
 

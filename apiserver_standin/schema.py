@@ -91,6 +91,28 @@ def _normalize_object(value: dict[str, Any], schema: Schema, root: bool) -> dict
     return out
 
 
+def unknown_fields(value: Any, schema: Schema, path: str = "", root: bool = False) -> list[str]:
+    """The paths pruning would drop from ``value`` (what ``fieldValidation=Strict`` refuses)."""
+    found: list[str] = []
+    if isinstance(value, dict) and (schema.get("type") == "object" or "properties" in schema or root):
+        props: dict[str, Schema] = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        open_ = schema.get("x-kubernetes-preserve-unknown-fields") is True or extra is True
+        keep_meta = root or schema.get("x-kubernetes-embedded-resource") is True
+        for key, item in value.items():
+            sub = props.get(key) or (extra if isinstance(extra, dict) else None)
+            if keep_meta and key in _ROOT_KEYS:
+                continue
+            if sub is not None:
+                found += unknown_fields(item, sub, child(path, key) if key in props else f"{path}[{key}]")
+            elif not open_ and item is not None:
+                found.append(child(path, key))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            found += unknown_fields(item, schema["items"], f"{path}[{index}]")
+    return found
+
+
 # --- validation ----------------------------------------------------------------------------------------
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
 
 import pytest
-from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin.errors import ApiError
@@ -157,17 +156,27 @@ def test_server_side_apply_without_field_manager_is_400(standin):
     assert code == 400 and body["reason"] == "BadRequest"
 
 
-def test_dynamic_client_default_strategic_patch_is_treated_as_merge(standin, custom):
+def test_strategic_merge_patch_of_a_custom_resource_is_415_as_on_a_real_server(standin, custom):
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", route("r"))
     routes = dynamic_client(standin.client).resources.get(
         api_version="gateway.networking.k8s.io/v1", kind="HTTPRoute"
     )
-    patched = routes.patch(body={"spec": {"hostnames": ["h"]}}, name="r", namespace="default")
-    assert patched.spec.hostnames == ["h"] and patched.spec.parentRefs[0].name == "gw"
-    stored: Any = client.CustomObjectsApi(standin.client).get_namespaced_custom_object(
-        *GATEWAY, "default", "httproutes", "r"
+    with pytest.raises(Exception) as refused:  # the dynamic client's default patch is strategic
+        routes.patch(body={"spec": {"hostnames": ["h"]}}, name="r", namespace="default")
+    assert getattr(refused.value, "status", None) == 415
+    body = json.loads(refused.value.body)  # type: ignore[attr-defined]
+    assert (body["reason"], body["message"]) == (
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
     )
-    assert stored["spec"]["hostnames"] == ["h"]
+    patched = routes.patch(
+        body={"spec": {"hostnames": ["h"]}},
+        name="r",
+        namespace="default",
+        content_type="application/merge-patch+json",
+    )
+    assert patched.spec.hostnames == ["h"] and patched.spec.parentRefs[0].name == "gw"
 
 
 def test_server_side_apply_accepts_yaml_and_keeps_timestamps_as_strings(standin):
