@@ -196,8 +196,13 @@ def _transform(resource: ResourceInfo, req: ApiRequest) -> Transform:
     if kind == "application/strategic-merge-patch+json":
         return lambda current: strategic_merge(current or {}, patch)
     if kind == "application/apply-patch+yaml":
-        manager = req.query.get("fieldManager", "")
-        return lambda current: server_side_apply(current, patch, manager, o.now())
+        manager, force = req.query.get("fieldManager", ""), req.flag("force")
+        rules = resource.schema
+
+        def defaults(config: dict[str, Any]) -> dict[str, Any]:
+            return dict(schema.normalize(config, rules, root=True)) if rules is not None else config
+
+        return lambda current: server_side_apply(current, patch, manager, o.now(), force, defaults)
     raise unsupported_media_type(patch_types(resource))
 
 

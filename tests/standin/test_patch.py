@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin.errors import ApiError
 from apiserver_standin.patches import json_patch, merge_patch, strategic_merge
+from apiserver_standin.server import StandinApiServer
 
 from .helpers import GATEWAY, configmap, dynamic_client, http, route
 
@@ -192,3 +194,38 @@ spec: {}
 """
     code, created, _ = http(f"{url}?fieldManager=yaml-user", "PATCH", body, "application/apply-patch+yaml")
     assert code == 201 and created["metadata"]["annotations"] == {"at": "2020-01-01T00:00:00Z"}
+
+
+def apply_as(
+    standin: StandinApiServer, manager: str, hostnames: list[str], force: bool = False
+) -> tuple[int, Any]:
+    url = f"{standin.url}/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes/r"
+    query = f"?fieldManager={manager}" + ("&force=true" if force else "")
+    body = {**route("r"), "spec": {**route("r")["spec"], "hostnames": hostnames}}
+    code, answer, _ = http(url + query, "PATCH", body, "application/apply-patch+yaml")
+    return code, answer
+
+
+def test_server_side_apply_of_a_field_another_manager_owns_is_a_409_conflict(standin):
+    assert apply_as(standin, "alice", ["a.example"])[0] == 201
+    code, answer = apply_as(standin, "bob", ["b.example"])
+    assert (code, answer["reason"]) == (409, "Conflict")
+    assert answer["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.hostnames'
+    assert answer["details"]["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "alice"', "field": ".spec.hostnames"}
+    ]
+
+
+def test_server_side_apply_with_force_takes_the_field_over(standin):
+    apply_as(standin, "alice", ["a.example"])
+    code, answer = apply_as(standin, "bob", ["b.example"], force=True)
+    assert code == 200 and answer["spec"]["hostnames"] == ["b.example"]
+    owners = {e["manager"]: e["fieldsV1"] for e in answer["metadata"]["managedFields"]}
+    assert "f:hostnames" in owners["bob"]["f:spec"] and "f:hostnames" not in owners["alice"]["f:spec"]
+    code, answer = apply_as(standin, "alice", ["a.example"])  # now bob's: alice conflicts with bob
+    assert code == 409 and answer["message"].endswith('conflict with "bob": .spec.hostnames')
+
+
+def test_server_side_apply_of_the_same_value_shares_the_field(standin):
+    apply_as(standin, "alice", ["a.example"])
+    assert apply_as(standin, "bob", ["a.example"])[0] == 200
