@@ -55,7 +55,13 @@ def _program(rule: str) -> Any:
 
 
 def check(value: Any, old: Any, schema: Schema, path: str, errors: Errors) -> None:
-    """Append the failed ``x-kubernetes-validations`` rules under ``value`` to ``errors``."""
+    """Append the failed ``x-kubernetes-validations`` rules under ``value`` to ``errors``.
+
+    A value an update leaves as it was is not checked again: Kubernetes' validation ratcheting
+    (GA in 1.33) lets unchanged values stand, and it spares status writes the spec's rules.
+    """
+    if old is not MISSING and value == old:
+        return
     rules = schema.get("x-kubernetes-validations")
     if rules:
         _check_rules(value, old, schema, rules, path, errors)
