@@ -87,7 +87,9 @@ def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
     core.create_namespaced_config_map("kserve", config)
     gateway_api = ("gateway.networking.k8s.io", "v1")
     custom.create_cluster_custom_object(
-        *gateway_api, "gatewayclasses", {"metadata": {"name": "c"}, "spec": {"controllerName": "x"}}
+        *gateway_api,
+        "gatewayclasses",
+        {"metadata": {"name": "c"}, "spec": {"controllerName": "example.com/gateway-controller"}},
     )
     custom.create_namespaced_custom_object(
         *gateway_api,
@@ -105,7 +107,10 @@ def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
         "apiVersion": "serving.kserve.io/v1alpha2",
         "kind": "LLMInferenceService",
         "metadata": {"name": KEY.name},
-        "spec": {"model": {"name": "m"}, "router": {"route": {}, "gateway": {}, "scheduler": {}}},
+        "spec": {
+            "model": {"uri": "hf://org/m", "name": "m"},
+            "router": {"route": {}, "gateway": {}, "scheduler": {}},
+        },
     }
     custom.create_namespaced_custom_object(
         "serving.kserve.io", "v1alpha2", KEY.namespace, "llminferenceservices", service
@@ -119,7 +124,13 @@ def exercise_worker(server: StandinApiServer, custom: k8s.CustomObjectsApi) -> N
     activities = RouterActivities(KubeClusterApi(server.api_client(WORKER_AGENT)), Environment())
     run_pass(activities)  # creates route, pools, EPP Service; writes status
     scheduler = {
-        "pool": {"spec": {"targetPorts": [{"number": 9000}]}},
+        "pool": {
+            "spec": {
+                "targetPorts": [{"number": 9000}],
+                "selector": {"matchLabels": {"app": "opt"}},  # the pool spec's required fields
+                "endpointPickerRef": {"name": "opt-epp-service", "port": {"number": 9002}},
+            }
+        },
         "template": {"containers": [{"name": "main", "ports": [{"name": "grpc", "containerPort": 9100}]}]},
     }
     patch = {"spec": {"model": {"name": "m2"}, "router": {"scheduler": scheduler}}}
