@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from apiserver_standin import objects as o
+from apiserver_standin import protobuf_bodies, scale, schema
 from apiserver_standin.apply import server_side_apply
 from apiserver_standin.errors import ApiError, bad_request, resource_not_found, unsupported_media_type
 from apiserver_standin.patches import json_patch, merge_patch, strategic_merge
@@ -49,6 +50,9 @@ class ApiRequest:
     def json(self) -> Any:
         if not self.raw_body:
             return None
+        if self.content_type == protobuf_bodies.CONTENT_TYPE:
+            # kubectl sends built-in kinds so, and does not retry with JSON after a 415.
+            return protobuf_bodies.decode(self.raw_body)
         try:
             return json.loads(self.raw_body)
         except ValueError as exc:
@@ -79,7 +83,8 @@ def resolve(registry: Registry, info: RequestInfo) -> ResourceInfo:
         raise resource_not_found(info.path)
     if resource.namespaced and info.namespace is None and (info.name or info.verb == "create"):
         raise resource_not_found(info.path)
-    if info.subresource and (info.subresource != "status" or not resource.has_status):
+    known = {"status": resource.has_status, "scale": resource.scale is not None}
+    if info.subresource and not known.get(info.subresource):
         raise resource_not_found(info.path)
     return resource
 
@@ -88,19 +93,49 @@ def predicate_of(query: dict[str, str]) -> Any:
     return combine(label_predicate(query.get("labelSelector")), field_predicate(query.get("fieldSelector")))
 
 
+def check_fields(resource: ResourceInfo, req: ApiRequest, body: Any) -> dict[str, str]:
+    """``fieldValidation``: Strict refuses fields the schema does not declare; Warn (the default) warns.
+
+    Returns the response headers to add (a ``Warning`` per unknown field).
+    """
+    mode = req.query.get("fieldValidation") or "Warn"
+    if mode not in ("Ignore", "Warn", "Strict"):
+        raise bad_request(
+            f'fieldValidation parameter unsupported: "{mode}"; valid options: Ignore, Warn, Strict'
+        )
+    if resource.schema is None or mode == "Ignore" or not isinstance(body, dict):
+        return {}
+    unknown = schema.unknown_fields(body, resource.schema, root=True)
+    if not unknown:
+        return {}
+    if mode == "Strict":
+        listed = ", ".join(f'unknown field "{path}"' for path in unknown)
+        raise bad_request(
+            f'{resource.kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
+            f"strict decoding error: {listed}"
+        )
+    return {"Warning": ", ".join(f'299 - "unknown field \\"{path}\\""' for path in unknown)}
+
+
 def handle(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
     info = req.info
     namespace = info.namespace or ""
     verb = info.verb
+    if info.subresource == "scale":
+        return _scale(store, resource, req)
     if verb == "get":
         return Response(200, store.get(resource, namespace, info.name))
     if verb == "list":
         return _list(store, resource, req)
     if verb == "create":
-        return Response(201, store.create(resource, namespace, req.json(), dry_run=req.dry_run))
+        body = req.json()
+        warnings = check_fields(resource, req, body)
+        return Response(201, store.create(resource, namespace, body, dry_run=req.dry_run), warnings)
     if verb == "update":
-        obj = store.update(resource, namespace, info.name, req.json(), info.subresource, dry_run=req.dry_run)
-        return Response(200, obj)
+        body = req.json()
+        warnings = check_fields(resource, req, body)
+        obj = store.update(resource, namespace, info.name, body, info.subresource, dry_run=req.dry_run)
+        return Response(200, obj, warnings)
     if verb == "patch":
         return _patch(store, resource, req)
     if verb == "delete":
@@ -134,9 +169,26 @@ def _list(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
     return Response(200, body)
 
 
-def _transform(req: ApiRequest) -> Transform:
-    patch = req.json()
+JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+
+
+def patch_types(resource: ResourceInfo) -> tuple[str, ...]:
+    """The patch content types a resource accepts: no strategic merge for custom resources."""
+    if resource.crd_name:
+        return (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
+    return (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+
+
+def _transform(resource: ResourceInfo, req: ApiRequest) -> Transform:
     kind = req.content_type
+    if kind not in patch_types(resource):
+        raise unsupported_media_type(patch_types(resource))
+    patch = req.json()
     if kind == "application/merge-patch+json":
         return lambda current: merge_patch(current or {}, patch)
     if kind == "application/json-patch+json":
@@ -144,16 +196,22 @@ def _transform(req: ApiRequest) -> Transform:
     if kind == "application/strategic-merge-patch+json":
         return lambda current: strategic_merge(current or {}, patch)
     if kind == "application/apply-patch+yaml":
-        manager = req.query.get("fieldManager", "")
-        return lambda current: server_side_apply(current, patch, manager, o.now())
-    raise unsupported_media_type(kind)
+        manager, force = req.query.get("fieldManager", ""), req.flag("force")
+        rules = resource.schema
+
+        def defaults(config: dict[str, Any]) -> dict[str, Any]:
+            return dict(schema.normalize(config, rules, root=True)) if rules is not None else config
+
+        return lambda current: server_side_apply(current, patch, manager, o.now(), force, defaults)
+    raise unsupported_media_type(patch_types(resource))
 
 
 def _patch(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
     if req.raw_body.strip() in (b"", b"null"):
         raise bad_request("the body of the patch request is empty")
-    transform = _transform(req)
+    transform = _transform(resource, req)
     info = req.info
+    warnings = check_fields(resource, req, req.json()) if req.content_type != JSON_PATCH else {}
     apply = req.content_type == "application/apply-patch+yaml"
     obj, created = store.patch(
         resource,
@@ -165,7 +223,26 @@ def _patch(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
         create_if_missing=apply,
         owns_managed_fields=apply,
     )
-    return Response(201 if created else 200, obj)
+    return Response(201 if created else 200, obj, warnings)
+
+
+def _scale(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
+    info = req.info
+    namespace = info.namespace or ""
+    if info.verb == "get":
+        return Response(200, scale.scale_of(resource, store.get(resource, namespace, info.name)))
+    if info.verb == "update":
+        body = req.json()
+        change = scale.transform(resource, lambda _current: body)
+    elif info.verb == "patch":
+        if req.content_type == APPLY_PATCH:
+            raise unsupported_media_type((JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH))
+        patch_scale = _transform(resource, req)
+        change = scale.transform(resource, patch_scale)
+    else:
+        raise ApiError(405, f"the server does not allow this method on the requested resource ({info.verb})")
+    obj, _ = store.patch(resource, namespace, info.name, change, dry_run=req.dry_run)
+    return Response(200, scale.scale_of(resource, obj))
 
 
 def _delete_options(req: ApiRequest) -> dict[str, Any]:

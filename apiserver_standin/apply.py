@@ -2,16 +2,18 @@
 
 Each apply manager's set of owned fields is kept in ``metadata.managedFields`` (``FieldsV1`` format);
 a field the manager applied before but omits now is removed, unless another apply manager owns it.
-Lists are owned atomically. Conflicts between managers are not detected (``force`` is accepted and
-ignored): the stand-in tracks ownership only for ``Apply`` operations, not for plain updates.
+Lists are owned atomically. Applying a different value to a field another apply manager owns is a
+409 conflict worded as the real server words it, unless ``force=true``, which takes the field over.
+Ownership is tracked only for ``Apply`` operations, not for plain updates (see the README).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
-from apiserver_standin.errors import bad_request
+from apiserver_standin.errors import ApiError, bad_request
 
 Path = tuple[str, ...]
 
@@ -108,16 +110,86 @@ def _entries(obj: dict[str, Any]) -> list[dict[str, Any]]:
     return list(obj.get("metadata", {}).get("managedFields") or [])
 
 
+def _value(obj: Any, path: Path) -> Any:
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return None
+        obj = obj[key]
+    return obj
+
+
+def _field(path: Path) -> str:
+    return "".join(f".{key}" for key in path)
+
+
+def conflict_error(conflicts: list[tuple[str, Path]]) -> ApiError:
+    """409 for apply conflicts: (manager, path) pairs, as the API server's field manager reports them."""
+    if len(conflicts) == 1:
+        manager, path = conflicts[0]
+        message = f'Apply failed with 1 conflict: conflict with "{manager}": {_field(path)}'
+    else:
+        lines: list[str] = []
+        for name in sorted({m for m, _ in conflicts}):
+            lines.append(f'conflicts with "{name}":')
+            lines += [f"- {_field(p)}" for m, p in conflicts if m == name]
+        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    causes = [
+        {"reason": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": _field(p)}
+        for m, p in conflicts
+    ]
+    return ApiError(409, message, "Conflict", {"causes": causes})
+
+
+def _take_over(
+    entries: list[dict[str, Any]],
+    mine: dict[str, Any] | None,
+    live: dict[str, Any] | None,
+    config: dict[str, Any],
+    force: bool,
+    defaulted: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """``entries`` with the fields ``config`` sets to a new value taken from other apply managers.
+
+    Without ``force`` such a field is a conflict (409); a field set to the value it has is shared.
+    """
+    wanted = owned_paths(config)
+    conflicts: list[tuple[str, Path]] = []
+    result: list[dict[str, Any]] = []
+    for entry in entries:
+        if entry is mine or entry.get("operation") != "Apply":
+            result.append(entry)
+            continue
+        theirs = from_fields_v1(entry.get("fieldsV1") or {})
+        contested = sorted(p for p in wanted & theirs if _value(live, p) != _value(defaulted, p))
+        conflicts += [(str(entry.get("manager", "")), p) for p in contested]
+        kept = to_fields_v1(theirs - set(contested)) if contested and force else entry.get("fieldsV1")
+        result.append({**entry, "fieldsV1": kept})
+    if conflicts and not force:
+        raise conflict_error(conflicts)
+    return result
+
+
 def server_side_apply(
-    live: dict[str, Any] | None, config: dict[str, Any], manager: str, now: str
+    live: dict[str, Any] | None,
+    config: dict[str, Any],
+    manager: str,
+    now: str,
+    force: bool = False,
+    defaults: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The object after ``manager`` applies ``config`` to ``live`` (``None``: the object is new)."""
+    """The object after ``manager`` applies ``config`` to ``live`` (``None``: the object is new).
+
+    ``defaults`` gives ``config`` as the server would store it (the schema's defaults applied): a
+    conflict is a field whose stored value the apply would change.
+    """
     if not manager:
         raise bad_request("PATCH requests of type application/apply-patch+yaml must supply a fieldManager")
     if not isinstance(config, dict):
         raise bad_request("an apply configuration must be an object")
     entries = _entries(live or {})
     mine = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"), None)
+    defaulted = defaults(config) if defaults is not None else config
+    entries = _take_over(entries, mine, live, config, force, defaulted)
     others: set[Path] = set()
     for entry in entries:
         if entry is not mine and entry.get("operation") == "Apply":

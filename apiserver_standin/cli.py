@@ -43,7 +43,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--crds",
         default="all",
-        help="project CRDs to install: all, none, or a comma list (llmisvc, gateway-api, pool-v1, ...)",
+        help="the real (vendored) CRDs to install: all, none, or a comma list "
+        "(llmisvc, llmisvcconfig, kserve, gateway-api, pools, pool-v1, ...)",
     )
     parser.add_argument("--watch-log-size", type=int, default=10_000, help="events kept for watch resumption")
     parser.add_argument(

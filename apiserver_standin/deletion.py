@@ -1,19 +1,29 @@
-"""Deletion: preconditions, finalizers with ``deletionTimestamp``, ownerReference cascade (GC).
+"""Deletion: preconditions, finalizers with ``deletionTimestamp``, ownerReference cascade (GC), namespaces.
 
 Garbage collection runs synchronously under the store lock right after an owner is removed, so a
 test sees the cascade as soon as the DELETE returns; the order of events (owner first, then its
 dependents, transitively) is the one a real cluster's background GC produces.
+
+A Namespace is deleted as a real cluster deletes it: the DELETE marks it (``deletionTimestamp``,
+``status.phase: Terminating``), new content is refused with 403, and the namespace controller
+(:meth:`DeletingStore.reap_namespaces`, run by the server's background thread after
+``namespace_cleanup_delay``) deletes its contents -- objects with finalizers stay until those are
+removed -- and then the Namespace itself.
 """
 
 from __future__ import annotations
 
+import time
+
 from apiserver_standin import objects as o
-from apiserver_standin.errors import conflict, not_found
+from apiserver_standin.errors import conflict, forbidden, not_found
 from apiserver_standin.registry import GroupResource, ResourceInfo
 from apiserver_standin.selectors import Predicate
 from apiserver_standin.storebase import CRD_RESOURCE, NAMESPACES, StoreState
 
 Obj = o.Obj
+# The NamespaceLifecycle admission plugin's immortal namespaces.
+UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
 class DeletingStore(StoreState):
@@ -44,7 +54,11 @@ class DeletingStore(StoreState):
                 )
                 raise conflict(info.group, info.plural, name, why)
             if dry_run:
-                return o.with_api_version(current, info), not m.get("finalizers")
+                return o.with_api_version(current, info), not m.get("finalizers") and gr != NAMESPACES
+            if gr == NAMESPACES:
+                if name in UNDELETABLE_NAMESPACES:
+                    raise forbidden("", "namespaces", name, "this namespace may not be deleted")
+                return o.with_api_version(self._terminate_namespace_locked(current), info), False
             obj, gone = self._delete_locked(gr, current, propagation)
             return o.with_api_version(obj, info), gone
 
@@ -88,10 +102,53 @@ class DeletingStore(StoreState):
         removed = self._record(gr, "DELETED", obj, obj)
         if gr == CRD_RESOURCE:
             self._drop_custom_resources_locked(obj)
-        elif gr == NAMESPACES:
-            self._empty_namespace_locked(str(o.meta(obj)["name"]))
         self._collect_dependents_locked(str(o.meta(obj)["uid"]))
+        namespace = o.meta(obj).get("namespace")
+        if namespace in self._terminating and self._terminating[namespace] <= time.monotonic():
+            self._finish_namespace_locked(namespace)  # its last finalizer-held object just went
         return removed
+
+    # --- namespaces --------------------------------------------------------------------------------
+
+    def is_terminating(self, namespace: str) -> bool:
+        with self.cond:
+            return namespace in self._terminating
+
+    def _terminate_namespace_locked(self, namespace_obj: Obj) -> Obj:
+        m = o.meta(namespace_obj)
+        if m.get("deletionTimestamp"):
+            return namespace_obj
+        marked = {
+            **namespace_obj,
+            "metadata": {**m, "deletionTimestamp": o.now()},
+            "status": {**(namespace_obj.get("status") or {}), "phase": "Terminating"},
+        }
+        self._terminating[str(m["name"])] = time.monotonic() + self.namespace_cleanup_delay
+        return self._record(NAMESPACES, "MODIFIED", marked, namespace_obj)
+
+    def reap_namespaces(self) -> float | None:
+        """The namespace controller's pass: empty every due namespace, remove those now empty.
+
+        Returns the seconds until the next namespace is due, or None when none is terminating.
+        """
+        with self.cond:
+            now = time.monotonic()
+            for namespace, due in sorted(self._terminating.items()):
+                if due <= now:
+                    self._empty_namespace_locked(namespace)
+                    self._finish_namespace_locked(namespace)
+            waits = [due - now for due in self._terminating.values()]
+            return max(0.0, min(waits)) if waits else None
+
+    def _finish_namespace_locked(self, namespace: str) -> None:
+        if namespace not in self._terminating:
+            return  # finished already (removing its last object finished it)
+        if any(namespace in buckets and buckets[namespace] for buckets in self._objects.values()):
+            return  # objects held by finalizers are still there
+        del self._terminating[namespace]
+        current = self._lookup(NAMESPACES, "", namespace)
+        if current is not None:
+            self._finalize_locked(NAMESPACES, current)
 
     def _collect_dependents_locked(self, owner_uid: str) -> None:
         for dep_uid in sorted(self._dependents.pop(owner_uid, set())):
@@ -134,5 +191,5 @@ class DeletingStore(StoreState):
         for gr, buckets in list(self._objects.items()):
             for name in list(buckets.get(namespace, {})):
                 current = self._lookup(gr, namespace, name)
-                if current is not None:
+                if current is not None and not o.meta(current).get("deletionTimestamp"):
                     self._delete_locked(gr, current, None)

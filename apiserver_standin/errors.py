@@ -6,6 +6,7 @@ body with the matching code, so a client never sees a Python traceback.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 REASONS: dict[int, str] = {
@@ -102,18 +103,48 @@ def stale_conflict(group: str, plural: str, name: str) -> ApiError:
     )
 
 
-def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str]]) -> ApiError:
-    """422 Invalid; ``causes`` are (field, message) pairs."""
-    summary = ", ".join(f"{field}: {msg}" for field, msg in causes)
-    message = f'{kind} "{name}" is invalid: {summary}'
+Cause = tuple[str, str] | tuple[str, str, str]  # (field, message) or (field, message, reason)
+
+
+def _reason_of(message: str) -> str:
+    # The cause's reason follows its message's first words, as field.ErrorType does.
+    for prefix, reason in (
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Forbidden", "FieldValueForbidden"),
+    ):
+        if message.startswith(prefix):
+            return reason
+    return "FieldValueInvalid"
+
+
+def invalid(kind: str, group: str, name: str, causes: Sequence[Cause]) -> ApiError:
+    """422 Invalid, worded as the real server: ``Kind.group "name" is invalid: field: message``.
+
+    ``causes`` are (field, message[, reason]) triples; several are listed in brackets.
+    """
+    summary = ", ".join(f"{c[0]}: {c[1]}" for c in causes)
+    qualified_kind = f"{kind}.{group}" if group else kind
+    message = f'{qualified_kind} "{name}" is invalid: ' + (f"[{summary}]" if len(causes) > 1 else summary)
     details: dict[str, Any] = {
         "name": name,
         "kind": kind,
-        "causes": [{"reason": "FieldValueInvalid", "message": msg, "field": f} for f, msg in causes],
+        "causes": [
+            {"reason": c[2] if len(c) > 2 else _reason_of(c[1]), "message": c[1], "field": c[0]}
+            for c in causes
+        ],
     }
     if group:
         details["group"] = group
     return ApiError(422, message, "Invalid", details)
+
+
+def forbidden(group: str, plural: str, name: str, why: str) -> ApiError:
+    message = f'{qualified(group, plural)} "{name}" is forbidden: {why}'
+    return ApiError(403, message, "Forbidden", _details(group, plural, name))
 
 
 def bad_request(message: str) -> ApiError:
@@ -137,12 +168,11 @@ def method_not_allowed(method: str) -> ApiError:
     return ApiError(405, f"the server does not allow this method on the requested resource ({method})")
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
+def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
+    """415, worded as the API server's content negotiation words it."""
+    joined = ", ".join(accepted)
     return ApiError(
-        415,
-        f"the body of the request was in an unknown format - accepted media types include: "
-        f"application/json-patch+json, application/merge-patch+json, "
-        f"application/apply-patch+yaml (got {content_type!r})",
+        415, f"the body of the request was in an unknown format - accepted media types include: {joined}"
     )
 
 

@@ -97,16 +97,12 @@ def validate_name(info: ResourceInfo, name: str) -> None:
 
 
 def check_namespace(info: ResourceInfo, url_namespace: str, body: Obj) -> str:
-    """The namespace the object lives in; 422 when the body names another one than the URL."""
+    """The namespace the object lives in; 400 when the body names another one than the URL."""
     body_namespace = meta(body).get("namespace")
     if not info.namespaced:
         return ""
     if body_namespace and body_namespace != url_namespace:
-        message = (
-            f'Invalid value: "{body_namespace}": the namespace of the provided object does not match '
-            f'the namespace sent on the request ("{url_namespace}")'
-        )
-        raise invalid(
-            info.kind, info.group, str(meta(body).get("name", "")), [("metadata.namespace", message)]
+        raise ApiError(
+            400, "the namespace of the provided object does not match the namespace sent on the request"
         )
     return url_namespace

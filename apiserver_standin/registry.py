@@ -37,6 +37,10 @@ class ResourceInfo:
     returns_deleted_object: bool = True
     crd_name: str = ""
     printer_columns: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    # A CRD version's openAPIV3Schema: writes are pruned, defaulted and validated against it.
+    schema: dict[str, Any] | None = field(default=None, compare=False)
+    # The scale subresource: JSON paths of spec replicas, status replicas and the label selector.
+    scale: tuple[str, str, str] | None = None
 
     @property
     def api_version(self) -> str:
@@ -75,6 +79,7 @@ BUILTINS: tuple[ResourceInfo, ...] = (
         has_status=True,
         short_names=("deploy",),
         categories=("all",),
+        scale=(".spec.replicas", ".status.replicas", ".spec.selector"),
     ),
     _builtin("coordination.k8s.io", "v1", "Lease", "leases"),
     _builtin(
@@ -131,9 +136,19 @@ def resources_from_crd(crd: dict[str, Any]) -> list[ResourceInfo]:
             categories=tuple(names.get("categories") or ()),
             crd_name=meta_name,
             printer_columns=tuple(v.get("additionalPrinterColumns") or ()),
+            schema=(v.get("schema") or {}).get("openAPIV3Schema"),
+            scale=_scale_paths(v),
         )
         for v in versions
     ]
+
+
+def _scale_paths(version: dict[str, Any]) -> tuple[str, str, str] | None:
+    scale = (version.get("subresources") or {}).get("scale")
+    if not isinstance(scale, dict):
+        return None
+    paths = ("specReplicasPath", "statusReplicasPath", "labelSelectorPath")
+    return (str(scale.get(paths[0], "")), str(scale.get(paths[1], "")), str(scale.get(paths[2]) or ""))
 
 
 class Registry:

@@ -8,7 +8,9 @@ with StandinApiServer(crds="all").start() as server:
 
 from __future__ import annotations
 
+import sys
 import threading
+import traceback
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any, Self
@@ -48,14 +50,19 @@ class StandinApiServer:
         bookmark_interval: float = 1.0,
         default_watch_timeout: float = 1800.0,
         fault_seed: int | None = None,
+        namespace_cleanup_delay: float = 0.5,
     ) -> None:
         self.registry = Registry()
         self.store = Store(self.registry, watch_log_size)
+        # How long a deleted Namespace stays Terminating with its contents before the namespace
+        # controller empties it: a real one takes a moment too, which ``kubectl delete -f`` relies on.
+        self.store.namespace_cleanup_delay = namespace_cleanup_delay
         self.faults = FaultInjector(fault_seed)
         self.counter = RequestCounter()
         self.watch_settings = WatchSettings(default_watch_timeout, bookmark_interval)
         self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._reaper: threading.Thread | None = None
         self._client: k8s.ApiClient | None = None
         self.httpd = StandinHTTPServer((host, port), self)  # bound now: the port is known at once
         for name in DEFAULT_NAMESPACES:
@@ -89,7 +96,22 @@ class StandinApiServer:
         return self
 
     def serve_forever(self) -> None:
+        if self._reaper is None:
+            self._reaper = threading.Thread(
+                target=self._reap_namespaces, name="namespace-controller", daemon=True
+            )
+            self._reaper.start()
         self.httpd.serve_forever(poll_interval=0.1)
+
+    def _reap_namespaces(self) -> None:
+        """The namespace controller: empties and removes deleted Namespaces once they are due."""
+        while not self.stopping.is_set():
+            try:
+                due = self.store.reap_namespaces()
+            except Exception:  # a bug here must not stop namespace deletion for good: report, go on
+                traceback.print_exc(file=sys.stderr)
+                due = None
+            self.stopping.wait(0.25 if due is None else min(max(due, 0.01), 0.25))
 
     def stop(self) -> None:
         """Stop serving: hung requests are released, watch streams and keep-alive connections cut."""
@@ -100,6 +122,9 @@ class StandinApiServer:
             self.httpd.shutdown()
             self._thread.join(timeout=5)
             self._thread = None
+        if self._reaper is not None:
+            self._reaper.join(timeout=5)
+            self._reaper = None
         self.httpd.server_close()
         self.httpd.close_connections()
         if self._client is not None:

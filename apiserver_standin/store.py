@@ -13,9 +13,17 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from apiserver_standin import admission
 from apiserver_standin import objects as o
 from apiserver_standin.deletion import DeletingStore
-from apiserver_standin.errors import already_exists, bad_request, invalid, not_found, stale_conflict
+from apiserver_standin.errors import (
+    already_exists,
+    bad_request,
+    forbidden,
+    invalid,
+    not_found,
+    stale_conflict,
+)
 from apiserver_standin.registry import GroupResource, ResourceInfo, resources_from_crd
 from apiserver_standin.selectors import Predicate
 from apiserver_standin.storebase import CRD_RESOURCE, NAMESPACES
@@ -102,6 +110,9 @@ class Store(DeletingStore):
         if not name and metadata.get("generateName"):
             name = o.generated_name(str(metadata["generateName"]))
         o.validate_name(info, name)
+        if info.namespaced and namespace in self._terminating:
+            why = f"unable to create new content in namespace {namespace} because it is being terminated"
+            raise forbidden(info.group, info.plural, name, why)
         gr = info.group_resource
         if self._lookup(gr, namespace, name) is not None:
             raise already_exists(info.group, info.plural, name)
@@ -115,7 +126,7 @@ class Store(DeletingStore):
         obj: Obj = {**body, "apiVersion": info.api_version, "kind": info.kind, "metadata": metadata}
         if info.has_status:
             obj.pop("status", None)  # as PrepareForCreate: status is the controllers' to write
-        obj = self._on_create(gr, obj)
+        obj = admission.admit(info, self._on_create(gr, obj), None)
         if gr == CRD_RESOURCE:
             resources_from_crd(obj)  # 422 for a malformed CRD, before anything is stored
         if dry_run:
@@ -127,7 +138,8 @@ class Store(DeletingStore):
 
     def _on_create(self, gr: GroupResource, obj: Obj) -> Obj:
         if gr == NAMESPACES:
-            return {**obj, "status": {"phase": "Active"}}
+            spec = {**(obj.get("spec") or {}), "finalizers": ["kubernetes"]}
+            return {**obj, "spec": spec, "status": {"phase": "Active"}}
         if gr == CRD_RESOURCE:
             return _with_crd_status(obj)
         return obj
@@ -207,7 +219,7 @@ class Store(DeletingStore):
         body_rv = o.meta(new).get("resourceVersion")
         if body_rv and str(body_rv) != cur_meta["resourceVersion"]:
             raise stale_conflict(info.group, info.plural, cur_meta["name"])
-        merged = _merge_update(info, current, new, subresource, managed)
+        merged = admission.admit(info, _merge_update(info, current, new, subresource, managed), current)
         if cur_meta.get("deletionTimestamp"):
             added = set(o.meta(merged).get("finalizers") or []) - set(cur_meta.get("finalizers") or [])
             if added:
@@ -222,8 +234,10 @@ class Store(DeletingStore):
         if gr == CRD_RESOURCE:
             merged = _with_crd_status(merged)
             resources_from_crd(merged)  # validates before anything is stored
-        if merged == current:
-            return o.with_api_version(current, info)  # a no-op write: no new resourceVersion, no event
+        if merged == current or (managed and _without_apply_times(merged) == _without_apply_times(current)):
+            # A no-op write: no new resourceVersion, no event. An apply that re-sends what the
+            # stored object has (the server's defaults included) changes only its entry's time.
+            return o.with_api_version(current, info)
         if dry_run:
             return o.with_api_version(merged, info)
         stored = self._record(gr, "MODIFIED", merged, current)
@@ -255,6 +269,11 @@ def _merge_update(info: ResourceInfo, current: Obj, new: Obj, subresource: str, 
         if "status" in current:
             merged["status"] = current["status"]
     return merged
+
+
+def _without_apply_times(obj: Obj) -> Obj:
+    entries = [{k: v for k, v in e.items() if k != "time"} for e in o.meta(obj).get("managedFields") or []]
+    return {**obj, "metadata": {**o.meta(obj), "managedFields": entries}}
 
 
 def _with_crd_status(crd: Obj) -> Obj:

@@ -29,6 +29,9 @@ class StoreState:
         self._by_uid: dict[str, tuple[GroupResource, str, str]] = {}
         # owner uid -> uids of the objects whose ownerReferences name it
         self._dependents: dict[str, set[str]] = {}
+        # namespaces being terminated -> when the namespace controller empties them (monotonic)
+        self._terminating: dict[str, float] = {}
+        self.namespace_cleanup_delay = 0.0
 
     def current_rv(self) -> int:
         with self.cond:

@@ -1,20 +1,24 @@
 """Server-side printing: ``meta.k8s.io/v1`` Table answers for clients that ask (``kubectl get``).
 
-Columns are NAME and AGE, or NAME and the CRD's ``additionalPrinterColumns`` (simple ``.a.b[0].c``
-JSON paths only), which is what a real server prints for a resource without a dedicated printer.
+Columns are NAME and AGE, or NAME and the CRD's ``additionalPrinterColumns`` evaluated with
+Kubernetes' JSONPath dialect (filters such as ``[?(@.type=='Ready')]``, ``[*]``); as the real
+server's CRD table convertor, a column shows its path's first match, a ``string`` column prints a
+list or map as JSON, and a ``date`` column is turned into an age. Namespaces add STATUS, as
+kubectl shows it. Columns with ``priority`` > 0 are sent too; ``kubectl -o wide`` shows them.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from datetime import UTC, datetime
 from typing import Any
 
+from apiserver_standin import jsonpath
 from apiserver_standin.api import Response
 from apiserver_standin.objects import meta
 from apiserver_standin.registry import ResourceInfo
 
-_PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+_NAMESPACE_COLUMNS = ({"name": "Status", "type": "string", "jsonPath": ".status.phase"},)
 
 
 def wants_table(accept: str) -> bool:
@@ -36,16 +40,32 @@ def age(timestamp: str | None) -> str:
 
 
 def json_path(obj: Any, path: str) -> Any:
-    node = obj
-    for match in _PATH_TOKEN.finditer(path):
-        key, index = match.group(1), match.group(2)
-        if key is not None and isinstance(node, dict):
-            node = node.get(key)
-        elif index is not None and isinstance(node, list) and int(index) < len(node):
-            node = node[int(index)]
-        else:
-            return None
-    return node
+    """The first value ``path`` selects in ``obj`` (None when nothing matches or the path is bad)."""
+    try:
+        return jsonpath.first(obj, path)
+    except jsonpath.JSONPathError:
+        return None
+
+
+def cell(column: dict[str, Any], obj: dict[str, Any]) -> Any:
+    value = json_path(obj, str(column.get("jsonPath", "")))
+    kind = column.get("type", "string")
+    if value is None:
+        return None
+    if kind == "date":
+        return age(value if isinstance(value, str) else None)
+    if kind == "string":
+        return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return value
+
+
+def printer_columns(info: ResourceInfo) -> tuple[dict[str, Any], ...]:
+    if info.group_resource == ("", "namespaces"):
+        return (
+            *_NAMESPACE_COLUMNS,
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        )
+    return info.printer_columns
 
 
 def _columns(info: ResourceInfo) -> list[dict[str, Any]]:
@@ -58,7 +78,7 @@ def _columns(info: ResourceInfo) -> list[dict[str, Any]]:
             "description": c.get("description", ""),
             "priority": c.get("priority", 0),
         }
-        for c in info.printer_columns
+        for c in printer_columns(info)
     ]
     if extra:  # a CRD's own columns replace the default AGE column, as on a real server
         return [name, *extra]
@@ -68,10 +88,9 @@ def _columns(info: ResourceInfo) -> list[dict[str, Any]]:
 def _row(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
     m = meta(obj)
     cells: list[Any] = [m.get("name", "")]
-    for column in info.printer_columns:
-        value = json_path(obj, str(column.get("jsonPath", "")))
-        cells.append(age(value) if column.get("type") == "date" else value)
-    if not info.printer_columns:
+    columns = printer_columns(info)
+    cells.extend(cell(column, obj) for column in columns)
+    if not columns:
         cells.append(age(m.get("creationTimestamp")))
     partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m}
     return {"cells": cells, "object": partial}

@@ -3,7 +3,8 @@
 Stores 10,000 HTTPRoutes (1,000 in each of 10 namespaces), then measures, on one keep-alive client:
 GET/s, create/s, merge-patch/s and LIST/s of a 1,000-object namespace. By default the server runs in a
 child process (as the worker and kubectl use it), so client and server do not share one interpreter
-lock; ``--in-process`` serves from a thread of this process instead.
+lock; ``--in-process`` serves from a thread of this process instead. Every write goes through the
+real HTTPRoute CRD's schema and CEL rules (pruning, defaults, validation), as on a real server.
 
     .venv/bin/python benchmarks/bench_apiserver.py [--in-process] [--objects 10000]
 """

@@ -89,7 +89,9 @@ def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
     core.create_namespaced_config_map("kserve", config)
     gateway_api = ("gateway.networking.k8s.io", "v1")
     custom.create_cluster_custom_object(
-        *gateway_api, "gatewayclasses", {"metadata": {"name": "c"}, "spec": {"controllerName": "x"}}
+        *gateway_api,
+        "gatewayclasses",
+        {"metadata": {"name": "c"}, "spec": {"controllerName": "example.com/gateway-controller"}},
     )
     custom.create_namespaced_custom_object(
         *gateway_api,
@@ -107,7 +109,10 @@ def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
         "apiVersion": "serving.kserve.io/v1alpha2",
         "kind": "LLMInferenceService",
         "metadata": {"name": KEY.name},
-        "spec": {"model": {"name": "m"}, "router": {"route": {}, "gateway": {}, "scheduler": {}}},
+        "spec": {
+            "model": {"uri": "hf://org/m", "name": "m"},
+            "router": {"route": {}, "gateway": {}, "scheduler": {}},
+        },
     }
     custom.create_namespaced_custom_object(
         "serving.kserve.io", "v1alpha2", KEY.namespace, "llminferenceservices", service
@@ -132,7 +137,13 @@ def _exercise_worker(
 ) -> None:
     run_pass(activities)  # creates route, pools, EPP Service; writes status
     scheduler = {
-        "pool": {"spec": {"targetPorts": [{"number": 9000}]}},
+        "pool": {
+            "spec": {
+                "targetPorts": [{"number": 9000}],
+                "selector": {"matchLabels": {"app": "opt"}},  # the pool spec's required fields
+                "endpointPickerRef": {"name": "opt-epp-service", "port": {"number": 9002}},
+            }
+        },
         # Ports merge by containerPort into the preset's (KServe's strategic merge): a changed protocol
         # on 9002 is what changes the EPP Service.
         "template": {

@@ -101,3 +101,42 @@ def llmisvc(name: str, **spec: Any) -> dict[str, Any]:
 
 def configmap(name: str, labels: dict[str, str] | None = None, **data: str) -> dict[str, Any]:
     return {"metadata": {"name": name, "labels": labels or {}}, "data": data}
+
+
+def gateway_class(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": name},
+        "spec": {"controllerName": "example.com/gateway-controller"},
+    }
+
+
+def pool(name: str, api_version: str = "inference.networking.k8s.io/v1") -> dict[str, Any]:
+    """An InferencePool valid under either CRD (v1 names ``targetPorts``, v1alpha2 ``targetPortNumber``)."""
+    if api_version.endswith("/v1"):
+        spec: dict[str, Any] = {
+            "selector": {"matchLabels": {"app": name}},
+            "targetPorts": [{"number": 8000}],
+            "endpointPickerRef": {"name": f"{name}-epp", "port": {"number": 9002}},
+        }
+    else:
+        spec = {"selector": {"app": name}, "targetPortNumber": 8000, "extensionRef": {"name": f"{name}-epp"}}
+    return {"apiVersion": api_version, "kind": "InferencePool", "metadata": {"name": name}, "spec": spec}
+
+
+def deployment(name: str, replicas: int = 1) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "main", "image": "registry.example/app:1"}]},
+            },
+        },
+    }

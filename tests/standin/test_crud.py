@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from .helpers import GATEWAY, configmap, http, llmisvc, route
+from .helpers import GATEWAY, configmap, gateway_class, http, llmisvc, route
 
 
 def test_create_answers_201_with_uid_timestamp_resource_version_and_generation_1(standin, core):
@@ -29,7 +29,7 @@ def test_create_of_an_existing_name_is_409_already_exists(core):
 
 
 def test_generate_name_gives_each_object_a_distinct_suffixed_name(custom):
-    body = {"metadata": {"generateName": "route-"}}
+    body = {**route(""), "metadata": {"generateName": "route-"}}
     names = {
         custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", body)["metadata"]["name"]
         for _ in range(5)
@@ -82,9 +82,9 @@ def test_replace_of_a_custom_resource_requires_a_resource_version(custom):
 def test_replace_with_a_stale_resource_version_is_409_conflict(custom):
     created = custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", route("r"))
     fresh = custom.replace_namespaced_custom_object(
-        *GATEWAY, "default", "httproutes", "r", {**created, "spec": {"hostnames": ["a"]}}
+        *GATEWAY, "default", "httproutes", "r", {**created, "spec": {**created["spec"], "hostnames": ["a"]}}
     )
-    assert fresh["spec"] == {"hostnames": ["a"]}
+    assert fresh["spec"]["hostnames"] == ["a"]
     with pytest.raises(ApiException) as exc:
         custom.replace_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r", created)
     assert exc.value.status == 409 and "the object has been modified" in str(exc.value.body)
@@ -104,7 +104,7 @@ def test_dry_run_create_update_and_patch_validate_but_store_nothing(standin, cus
         custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")
     stored = custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", route("r"))
     rv = stored["metadata"]["resourceVersion"]
-    changed = {**stored, "spec": {"hostnames": ["dry"]}}
+    changed = {**stored, "spec": {**stored["spec"], "hostnames": ["dry"]}}
     assert (
         custom.replace_namespaced_custom_object(
             *GATEWAY, "default", "httproutes", "r", changed, dry_run="All"
@@ -112,11 +112,11 @@ def test_dry_run_create_update_and_patch_validate_but_store_nothing(standin, cus
         == 2
     )
     patched = custom.patch_namespaced_custom_object(
-        *GATEWAY, "default", "httproutes", "r", {"spec": {"x": 1}}, dry_run="All"
+        *GATEWAY, "default", "httproutes", "r", {"spec": {"hostnames": ["patched"]}}, dry_run="All"
     )
-    assert patched["spec"]["x"] == 1
+    assert patched["spec"]["hostnames"] == ["patched"]
     current = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")
-    assert current["metadata"]["resourceVersion"] == rv and current["spec"] == route("r")["spec"]
+    assert current["metadata"]["resourceVersion"] == rv and current["spec"] == stored["spec"]
     assert standin.store.current_rv() == rv_before + 1
     with pytest.raises(ApiException) as exc:
         custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", route("r"), dry_run="All")
@@ -125,7 +125,9 @@ def test_dry_run_create_update_and_patch_validate_but_store_nothing(standin, cus
 
 def test_cluster_scoped_resources_have_no_namespace(custom):
     created = custom.create_cluster_custom_object(
-        *GATEWAY, "gatewayclasses", {"metadata": {"name": "istio", "namespace": "x"}}
+        *GATEWAY,
+        "gatewayclasses",
+        {**gateway_class("istio"), "metadata": {"name": "istio", "namespace": "x"}},
     )
     assert "namespace" not in created["metadata"]
     assert custom.get_cluster_custom_object(*GATEWAY, "gatewayclasses", "istio")["kind"] == "GatewayClass"

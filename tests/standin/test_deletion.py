@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from .helpers import GATEWAY, configmap, route
+from .helpers import GATEWAY, configmap, eventually, gateway, route
 
 
 def owned_by(obj: dict[str, Any], *owners: dict[str, Any]) -> dict[str, Any]:
@@ -72,9 +74,7 @@ def test_deleting_an_owner_deletes_its_dependents_transitively(core, custom):
 
 
 def test_a_dependent_with_finalizers_is_marked_not_removed_by_the_cascade(custom):
-    owner = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", {"metadata": {"name": "g"}}
-    )
+    owner = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("g"))
     body = owned_by(route("r"), owner)
     body["metadata"]["finalizers"] = ["hold"]
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", body)
@@ -85,8 +85,8 @@ def test_a_dependent_with_finalizers_is_marked_not_removed_by_the_cascade(custom
 
 
 def test_a_dependent_that_another_live_owner_holds_survives_without_the_deleted_owner(custom):
-    a = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", {"metadata": {"name": "a"}})
-    b = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", {"metadata": {"name": "b"}})
+    a = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("a"))
+    b = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("b"))
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", owned_by(route("r"), a, b))
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "a")
     refs = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")["metadata"][
@@ -96,9 +96,7 @@ def test_a_dependent_that_another_live_owner_holds_survives_without_the_deleted_
 
 
 def test_orphan_propagation_keeps_dependents_and_strips_the_owner_reference(custom):
-    owner = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", {"metadata": {"name": "g"}}
-    )
+    owner = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("g"))
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", owned_by(route("r"), owner))
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "g", propagation_policy="Orphan")
     kept = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")
@@ -132,4 +130,62 @@ def test_deleting_a_namespace_deletes_what_it_contains(core):
     core.create_namespaced_config_map("team", configmap("a"))
     core.create_namespaced_config_map("default", configmap("b"))
     core.delete_namespace("team")
-    assert [c.metadata.name for c in core.list_config_map_for_all_namespaces().items] == ["b"]
+    eventually(lambda: [c.metadata.name for c in core.list_config_map_for_all_namespaces().items] == ["b"])
+    eventually(lambda: "team" not in [n.metadata.name for n in core.list_namespace().items])
+
+
+def test_a_deleted_namespace_is_terminating_with_its_contents_until_the_controller_empties_it(core):
+    created = core.create_namespace({"metadata": {"name": "team"}})
+    assert created.spec.finalizers == ["kubernetes"] and created.status.phase == "Active"
+    core.create_namespaced_config_map("team", configmap("a"))
+    core.delete_namespace("team")
+    terminating = core.read_namespace("team")
+    assert terminating.status.phase == "Terminating" and terminating.metadata.deletion_timestamp
+    assert [c.metadata.name for c in core.list_namespaced_config_map("team").items] == ["a"]
+    core.delete_namespaced_config_map("a", "team")  # what `kubectl delete -f` does next: still there
+
+
+def test_creating_in_a_terminating_namespace_is_403_forbidden(core):
+    core.create_namespace({"metadata": {"name": "team"}})
+    core.create_namespaced_config_map("team", configmap("keep"))
+    core.delete_namespace("team")
+    with pytest.raises(ApiException) as exc:
+        core.create_namespaced_config_map("team", configmap("late"))
+    assert exc.value.status == 403
+    body = json.loads(str(exc.value.body))
+    assert body["reason"] == "Forbidden"
+    assert body["message"] == (
+        'configmaps "late" is forbidden: unable to create new content in namespace team '
+        "because it is being terminated"
+    )
+
+
+def test_a_namespace_waits_for_the_finalizers_of_its_contents(core):
+    core.create_namespace({"metadata": {"name": "team"}})
+    held = {**configmap("held"), "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    core.create_namespaced_config_map("team", held)
+    core.delete_namespace("team")
+    eventually(lambda: core.read_namespaced_config_map("held", "team").metadata.deletion_timestamp)
+    assert core.read_namespace("team").status.phase == "Terminating"
+    core.patch_namespaced_config_map("held", "team", {"metadata": {"finalizers": None}})
+    eventually(lambda: "team" not in [n.metadata.name for n in core.list_namespace().items])
+
+
+def test_the_namespace_controller_keeps_working_after_emptying_a_namespace(core):
+    def removed(name: str) -> bool:
+        return name not in [n.metadata.name for n in core.list_namespace().items]
+
+    for name in ("first", "second"):
+        core.create_namespace({"metadata": {"name": name}})
+        core.create_namespaced_config_map(name, configmap("a"))
+        core.delete_namespace(name)
+        eventually(functools.partial(removed, name))
+
+
+def test_the_system_namespaces_may_not_be_deleted(core):
+    with pytest.raises(ApiException) as exc:
+        core.delete_namespace("default")
+    assert exc.value.status == 403
+    assert json.loads(str(exc.value.body))["message"] == (
+        'namespaces "default" is forbidden: this namespace may not be deleted'
+    )

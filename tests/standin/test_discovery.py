@@ -11,7 +11,7 @@ from kubernetes.client.exceptions import ApiException
 from apiserver_standin import crds
 from apiserver_standin.testing import running_apiserver
 
-from .helpers import dynamic_client, http, llmisvc
+from .helpers import dynamic_client, gateway_class, http, llmisvc, pool, route
 
 
 def test_discovery_serves_version_core_and_group_documents(standin):
@@ -48,11 +48,11 @@ def test_only_the_selected_project_crds_are_installed():
         custom = client.CustomObjectsApi(server.client)
         with pytest.raises(ApiException) as missing:
             custom.create_namespaced_custom_object(
-                "gateway.networking.k8s.io", "v1", "default", "httproutes", {"metadata": {"name": "r"}}
+                "gateway.networking.k8s.io", "v1", "default", "httproutes", route("r")
             )
         assert missing.value.status == 404
         custom.create_namespaced_custom_object(
-            "inference.networking.k8s.io", "v1", "default", "inferencepools", {"metadata": {"name": "p"}}
+            "inference.networking.k8s.io", "v1", "default", "inferencepools", pool("p")
         )
 
 
@@ -72,10 +72,11 @@ def test_removing_a_crd_at_run_time_uninstalls_it_and_its_objects(standin, custo
     custom.create_namespaced_custom_object(
         "serving.kserve.io", "v1alpha2", "default", "llminferenceservices", llmisvc("a")
     )
-    assert standin.remove_crds("llmisvc") == ["llminferenceservices.serving.kserve.io"]
-    # The group version stays served for LLMInferenceServiceConfigs; the removed resource is gone from it.
-    resources = http(f"{standin.url}/apis/serving.kserve.io/v1alpha2")[1]["resources"]
-    assert "llminferenceservices" not in {r["name"] for r in resources}
+    assert standin.remove_crds("kserve") == [
+        "llminferenceservices.serving.kserve.io",
+        "llminferenceserviceconfigs.serving.kserve.io",
+    ]
+    assert http(f"{standin.url}/apis/serving.kserve.io/v1alpha2")[0] == 404
     with pytest.raises(ApiException) as missing:
         custom.list_namespaced_custom_object(
             "serving.kserve.io", "v1alpha2", "default", "llminferenceservices"
@@ -98,7 +99,7 @@ def test_creating_a_crd_object_installs_its_group_and_deleting_it_uninstalls():
             http(f"{server.url}/apis/gateway.networking.k8s.io/v1")[1]["resources"][0]["namespaced"] is False
         )
         client.CustomObjectsApi(server.client).create_cluster_custom_object(
-            "gateway.networking.k8s.io", "v1", "gatewayclasses", {"metadata": {"name": "istio"}}
+            "gateway.networking.k8s.io", "v1", "gatewayclasses", gateway_class("istio")
         )
         ext.delete_custom_resource_definition(manifest["metadata"]["name"])
         assert http(f"{server.url}/apis/gateway.networking.k8s.io")[0] == 404
@@ -117,7 +118,7 @@ def test_dynamic_client_discovers_and_uses_custom_resources(standin):
     dyn = dynamic_client(standin.client)
     routes = dyn.resources.get(api_version="gateway.networking.k8s.io/v1", kind="HTTPRoute")
     routes.create(
-        body={"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r"}},
+        body=route("r"),
         namespace="default",
     )
     assert [r.metadata.name for r in routes.get(namespace="default").items] == ["r"]

@@ -50,10 +50,13 @@ def test_the_namespace_comes_from_the_url(standin):
     assert code == 201 and created["metadata"]["namespace"] == "team"
 
 
-def test_a_body_namespace_other_than_the_url_namespace_is_422_invalid(standin):
+def test_a_body_namespace_other_than_the_url_namespace_is_400_bad_request(standin):
     body = {"metadata": {"name": "a", "namespace": "elsewhere"}}
     code, status, _ = http(f"{standin.url}/api/v1/namespaces/default/configmaps", "POST", body)
-    assert code == 422 and status["reason"] == "Invalid"
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == (
+        "the namespace of the provided object does not match the namespace sent on the request"
+    )
 
 
 def test_system_metadata_cannot_be_overwritten_by_an_update(custom):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
-from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin.errors import ApiError
 from apiserver_standin.patches import json_patch, merge_patch, strategic_merge
+from apiserver_standin.server import StandinApiServer
 
 from .helpers import GATEWAY, configmap, dynamic_client, http, route
 
@@ -157,17 +158,27 @@ def test_server_side_apply_without_field_manager_is_400(standin):
     assert code == 400 and body["reason"] == "BadRequest"
 
 
-def test_dynamic_client_default_strategic_patch_is_treated_as_merge(standin, custom):
+def test_strategic_merge_patch_of_a_custom_resource_is_415_as_on_a_real_server(standin, custom):
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", route("r"))
     routes = dynamic_client(standin.client).resources.get(
         api_version="gateway.networking.k8s.io/v1", kind="HTTPRoute"
     )
-    patched = routes.patch(body={"spec": {"hostnames": ["h"]}}, name="r", namespace="default")
-    assert patched.spec.hostnames == ["h"] and patched.spec.parentRefs[0].name == "gw"
-    stored: Any = client.CustomObjectsApi(standin.client).get_namespaced_custom_object(
-        *GATEWAY, "default", "httproutes", "r"
+    with pytest.raises(Exception) as refused:  # the dynamic client's default patch is strategic
+        routes.patch(body={"spec": {"hostnames": ["h"]}}, name="r", namespace="default")
+    assert getattr(refused.value, "status", None) == 415
+    body = json.loads(refused.value.body)  # type: ignore[attr-defined]
+    assert (body["reason"], body["message"]) == (
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
     )
-    assert stored["spec"]["hostnames"] == ["h"]
+    patched = routes.patch(
+        body={"spec": {"hostnames": ["h"]}},
+        name="r",
+        namespace="default",
+        content_type="application/merge-patch+json",
+    )
+    assert patched.spec.hostnames == ["h"] and patched.spec.parentRefs[0].name == "gw"
 
 
 def test_server_side_apply_accepts_yaml_and_keeps_timestamps_as_strings(standin):
@@ -179,6 +190,42 @@ metadata:
   name: r
   annotations:
     at: 2020-01-01T00:00:00Z
+spec: {}
 """
     code, created, _ = http(f"{url}?fieldManager=yaml-user", "PATCH", body, "application/apply-patch+yaml")
     assert code == 201 and created["metadata"]["annotations"] == {"at": "2020-01-01T00:00:00Z"}
+
+
+def apply_as(
+    standin: StandinApiServer, manager: str, hostnames: list[str], force: bool = False
+) -> tuple[int, Any]:
+    url = f"{standin.url}/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes/r"
+    query = f"?fieldManager={manager}" + ("&force=true" if force else "")
+    body = {**route("r"), "spec": {**route("r")["spec"], "hostnames": hostnames}}
+    code, answer, _ = http(url + query, "PATCH", body, "application/apply-patch+yaml")
+    return code, answer
+
+
+def test_server_side_apply_of_a_field_another_manager_owns_is_a_409_conflict(standin):
+    assert apply_as(standin, "alice", ["a.example"])[0] == 201
+    code, answer = apply_as(standin, "bob", ["b.example"])
+    assert (code, answer["reason"]) == (409, "Conflict")
+    assert answer["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.hostnames'
+    assert answer["details"]["causes"] == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "alice"', "field": ".spec.hostnames"}
+    ]
+
+
+def test_server_side_apply_with_force_takes_the_field_over(standin):
+    apply_as(standin, "alice", ["a.example"])
+    code, answer = apply_as(standin, "bob", ["b.example"], force=True)
+    assert code == 200 and answer["spec"]["hostnames"] == ["b.example"]
+    owners = {e["manager"]: e["fieldsV1"] for e in answer["metadata"]["managedFields"]}
+    assert "f:hostnames" in owners["bob"]["f:spec"] and "f:hostnames" not in owners["alice"]["f:spec"]
+    code, answer = apply_as(standin, "alice", ["a.example"])  # now bob's: alice conflicts with bob
+    assert code == 409 and answer["message"].endswith('conflict with "bob": .spec.hostnames')
+
+
+def test_server_side_apply_of_the_same_value_shares_the_field(standin):
+    apply_as(standin, "alice", ["a.example"])
+    assert apply_as(standin, "bob", ["a.example"])[0] == 200

@@ -6,7 +6,7 @@ from typing import Any
 
 from kubernetes import client
 
-from .helpers import GATEWAY, http, llmisvc
+from .helpers import GATEWAY, deployment, gateway, http, llmisvc
 
 SERVING = ("serving.kserve.io", "v1alpha2")
 
@@ -29,9 +29,13 @@ def test_main_resource_writes_keep_the_stored_status(custom):
         *SERVING, "default", "llminferenceservices", "m", {"status": {"url": "u"}}
     )
     patched = custom.patch_namespaced_custom_object(
-        *SERVING, "default", "llminferenceservices", "m", {"status": {"url": "hacked"}, "spec": {"a": 1}}
+        *SERVING,
+        "default",
+        "llminferenceservices",
+        "m",
+        {"status": {"url": "hacked"}, "spec": {"replicas": 3}},
     )
-    assert patched["status"] == {"url": "u"} and patched["spec"]["a"] == 1
+    assert patched["status"] == {"url": "u"} and patched["spec"]["replicas"] == 3
     current = custom.get_namespaced_custom_object(*SERVING, "default", "llminferenceservices", "m")
     replaced = custom.replace_namespaced_custom_object(
         *SERVING, "default", "llminferenceservices", "m", {**current, "status": {}}
@@ -48,12 +52,11 @@ def test_status_in_a_create_body_is_dropped_for_resources_with_a_status_subresou
 
 
 def test_status_replace_with_put(custom):
-    created = custom.create_namespaced_custom_object(
-        *GATEWAY, "default", "gateways", {"metadata": {"name": "g"}, "spec": {"a": 1}}
-    )
-    body = {**created, "spec": {"a": 2}, "status": {"addresses": [{"value": "1.2.3.4"}]}}
+    created = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("g"))
+    changed_spec = {**created["spec"], "gatewayClassName": "other"}
+    body = {**created, "spec": changed_spec, "status": {"addresses": [{"value": "1.2.3.4"}]}}
     replaced = custom.replace_namespaced_custom_object_status(*GATEWAY, "default", "gateways", "g", body)
-    assert replaced["status"]["addresses"][0]["value"] == "1.2.3.4" and replaced["spec"] == {"a": 1}
+    assert replaced["status"]["addresses"][0]["value"] == "1.2.3.4" and replaced["spec"] == created["spec"]
 
 
 def test_a_resource_without_status_subresource_has_no_status_url(standin, core):
@@ -63,8 +66,6 @@ def test_a_resource_without_status_subresource_has_no_status_url(standin, core):
 
 def test_typed_deployment_status_round_trip(api_client):
     apps: Any = client.AppsV1Api(api_client)
-    apps.create_namespaced_deployment(
-        "default", {"metadata": {"name": "d"}, "spec": {"selector": {}, "template": {}}}
-    )
+    apps.create_namespaced_deployment("default", deployment("d"))
     apps.patch_namespaced_deployment_status("d", "default", {"status": {"readyReplicas": 2}})
     assert apps.read_namespaced_deployment_status("d", "default").status.ready_replicas == 2

@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin.testing import running_apiserver
 
-from .helpers import configmap, dynamic_client, new_watch
+from .helpers import configmap, dynamic_client, new_watch, route
 
 
 def collect(stream: Any, count: int, w: Any) -> list[tuple[str, str]]:
@@ -186,7 +186,7 @@ def test_dynamic_client_watch_of_a_custom_resource(standin):
     routes = dynamic_client(standin.client).resources.get(
         api_version="gateway.networking.k8s.io/v1", kind="HTTPRoute"
     )
-    routes.create(body={"metadata": {"name": "r"}}, namespace="default")
+    routes.create(body=route("r"), namespace="default")
     for event in routes.watch(namespace="default", timeout=2):
         assert (event["type"], event["object"].metadata.name) == ("ADDED", "r")
         break

@@ -86,6 +86,16 @@ async def test_the_namespace_list_limits_the_services_watched(server):
         assert h.signals("other", "team-b") == []
 
 
+# Objects valid under the real schemas (a ClusterIP Service needs ports; the v1 InferencePool CRD
+# requires a selector, target ports and an endpoint picker).
+SERVICE_SPEC = {"ports": [{"port": 80}]}
+POOL_SPEC = {
+    "selector": {"matchLabels": {"app": "model"}},
+    "targetPorts": [{"number": 8000}],
+    "endpointPickerRef": {"name": "epp", "port": {"number": 9002}},
+}
+
+
 # --- objects that change a service's routing ------------------------------------------------------
 
 
@@ -94,17 +104,22 @@ async def test_a_change_to_a_managed_object_signals_its_owner(server):
         h.create(SERVING, service("a"))
         await h.wait_for_signal("a")
         meta = {"labels": managed_labels("a"), "ownerReferences": [owner_reference("a", uid_of(h, "a"))]}
-        h.core.create_namespaced_service("ns", wire(metadata={"name": "a-epp-service", **meta}))
+        h.core.create_namespaced_service(
+            "ns", wire(metadata={"name": "a-epp-service", **meta}, spec=SERVICE_SPEC)
+        )
         await h.wait_for_signal("a", count=2)
         deployment_spec = {
             "selector": {"matchLabels": {"app": "epp"}},
-            "template": {"metadata": {"labels": {"app": "epp"}}, "spec": {"containers": []}},
+            "template": {
+                "metadata": {"labels": {"app": "epp"}},
+                "spec": {"containers": [{"name": "epp", "image": "epp:1"}]},
+            },
         }
         h.apps.create_namespaced_deployment(
             "ns", wire(metadata={"name": "a-kserve-router-scheduler", **meta}, spec=deployment_spec)
         )
         await h.wait_for_signal("a", count=3)
-        h.create(POOLS_V1, {"metadata": {"name": "a-inference-pool", **meta}, "spec": {}})
+        h.create(POOLS_V1, {"metadata": {"name": "a-inference-pool", **meta}, "spec": POOL_SPEC})
         await h.wait_for_signal("a", count=4)
         h.create(ROUTES, {"metadata": {"name": "a-kserve-route", **meta}, "spec": {}})
         await h.wait_for_signal("a", count=5)
@@ -121,7 +136,7 @@ async def test_an_unlabelled_service_signals_nobody(server):
     async with watching(server) as h:
         h.create(SERVING, service("a"))
         await h.wait_for_signal("a")
-        h.core.create_namespaced_service("ns", wire(metadata={"name": "plain"}))
+        h.core.create_namespaced_service("ns", wire(metadata={"name": "plain"}, spec=SERVICE_SPEC))
         await asyncio.sleep(0.3)
         assert len(h.signals("a")) == 1
 
@@ -153,7 +168,7 @@ async def test_a_pool_named_by_a_pool_ref_signals_the_service(server):
     async with watching(server) as h:
         h.create(SERVING, service("a", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}}))
         await h.wait_for_signal("a")
-        h.create(POOLS_V1, {"metadata": {"name": "shared"}, "spec": {}})
+        h.create(POOLS_V1, {"metadata": {"name": "shared"}, "spec": POOL_SPEC})
         assert (await h.wait_for_signal("a", count=2)).reason == "InferencePool ns/shared created"
 
 
@@ -259,7 +274,7 @@ async def test_a_crd_installed_after_start_up_is_watched_at_once_and_signals_eve
             crd_reason = "CustomResourceDefinition inferencepools.inference.networking.k8s.io created"
             assert {s.reason for s in h.signals()[2:]} == {crd_reason}
             await asyncio.sleep(0.3)  # the pool loop was woken by the CRD event and lists now
-            h.create(POOLS_V1, {"metadata": {"name": "shared"}, "spec": {}})
+            h.create(POOLS_V1, {"metadata": {"name": "shared"}, "spec": POOL_SPEC})
             assert (await h.wait_for_signal("a", count=3)).reason == "InferencePool ns/shared created"
             assert time.monotonic() - started < 10  # not the 20 s backoff of a loop left asleep
 

@@ -1,0 +1,32 @@
+"""Writes the router computes from a service that the real schemas refuse are reported in status.
+
+The stand-in validates every write as kube-apiserver does (the vendored CRDs' schemas and CEL
+rules, the built-in checks), so these are the refusals a real cluster would give for the same
+LLMInferenceService: the pass fails with the API's message in the conditions, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+from router_core.kube import SERVICE
+from tests.integration import world
+from tests.integration.harness import running_stack
+
+NAME = "opt"
+
+
+def scheduler_without_epp_ports() -> dict[str, object]:
+    container = {"name": "epp", "image": "epp:1", "ports": [{"name": "admin", "containerPort": 9000}]}
+    return {"route": {}, "gateway": {}, "scheduler": {"template": {"containers": [container]}}}
+
+
+async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(temporal):
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME, router=scheduler_without_epp_ports())
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert state.last is not None and state.last.outcome == "failed", state.last
+        refusal = f'Service "{world.epp_service_name(NAME)}" is invalid: spec.ports: Required value'
+        messages = [c.get("message") or "" for c in (await stack.conditions(NAME)).values()]
+        assert any(refusal in m for m in messages), messages
+        assert await stack.get(SERVICE, world.epp_service_name(NAME)) is None
