@@ -189,7 +189,9 @@ class RouterActivities:
             # The service was deleted and created again since the plan: its writes are not for this one.
             raise errors.replaced_service(str(request.key))
         done = 0
-        told = service_status.WriteEvents(self.api, self.events, request.key.namespace, request.key.name)
+        told = service_status.WriteEvents(
+            self.api, self.events, request.key.namespace, request.key.name, current
+        )
         for op in request.writes:
             try:
                 self._write(op)

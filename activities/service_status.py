@@ -90,12 +90,15 @@ def record_status_change(events: EventRecorder, raw: Wire, written: dict[str, An
 class WriteEvents:
     """Events on the service for the objects a phase created, updated or deleted, or that were refused.
 
-    The service is read once, on the first write: an Event needs its uid to show in ``kubectl describe``."""
+    An Event needs the service's uid to show in ``kubectl describe``: the caller passes the service as its
+    cache has it; without one it is read once, on the first write."""
 
-    def __init__(self, api: ClusterApi, events: EventRecorder, namespace: str, name: str) -> None:
+    def __init__(
+        self, api: ClusterApi, events: EventRecorder, namespace: str, name: str, service: Wire | None = None
+    ) -> None:
         self.api, self.events = api, events
         self.namespace, self.name = namespace, name
-        self._service: Wire | None = None
+        self._service = service
 
     def wrote(self, op: WriteOp) -> None:
         verb, _, what = op.describe().partition(" ")

@@ -170,11 +170,12 @@ def _exercise_worker(
     activities.set_stop_annotation(StopInput(key=KEY, stopped=False))
     # A spec the router cannot read: its status is patched and a Warning Event created; fixed, then broken
     # the same way again, the same Event repeats and its series is patched.
-    routes: list[object] = ["not-an-object", {}, "not-an-object"]
-    for route in routes:
+    # (model.lora.adapters is an open-schema field: the CRD accepts any value, the router wants a list.)
+    adapters: list[object] = ["all of them", [], "all of them"]
+    for value in adapters:
         custom.patch_namespaced_custom_object(
             "serving.kserve.io", "v1alpha2", KEY.namespace, "llminferenceservices", KEY.name,
-            {"spec": {"router": {"route": route}}},
+            {"spec": {"model": {"lora": {"adapters": value}}}},
         )  # fmt: skip
         try:
             run_pass(activities)

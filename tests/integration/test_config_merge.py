@@ -103,7 +103,10 @@ async def test_a_missing_base_ref_writes_nothing_but_status_and_fixing_it_recove
             f'LLMInferenceServiceConfig "team-defaults" not found in namespaces '
             f"[{stack.namespace} {world.KSERVE_NAMESPACE}]"
         )
-        assert stack.worker_writes() == stack.worker_writes("llminferenceservices")  # status only
+        # Status only (and the Event that tells of it): no routing object is written.
+        assert stack.worker_writes() == stack.worker_writes("llminferenceservices") + stack.worker_writes(
+            "events"
+        )
         assert await stack.get(HTTPROUTE, world.route_name("a")) is None
 
         team = {

@@ -11,6 +11,7 @@ import pytest
 from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.service_status import INVALID_SPEC
+from router_core.kube import LLMISVC
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
 from worker import logs
@@ -24,9 +25,17 @@ async def events_about(stack: Stack, name: str) -> list[Wire]:
     return [e for e in listed if e.get("regarding", {}).get("name") == name]
 
 
+async def create_unreadable_service(stack: Stack) -> None:
+    """A spec the CRD's schema accepts (``model.lora.adapters`` is an open-schema field) but the router
+    cannot read: adapters must be a list."""
+    body = world.service(NAME, stack.namespace)
+    body["spec"]["model"]["lora"] = {"adapters": "all of them"}
+    await stack.create(LLMISVC, body)
+
+
 async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warning_event(temporal):
     async with running_stack(temporal) as stack:
-        await stack.create_service(NAME, router={"route": "yes", "gateway": {}, "scheduler": {}})
+        await create_unreadable_service(stack)
         handle = await stack.start_workflow(NAME)
 
         async def invalid() -> Wire | None:
@@ -36,11 +45,11 @@ async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warnin
         found = await until(invalid, "RouterReady False InvalidSpec")
         for type_ in ("Ready", "RouterReady"):
             assert found[type_]["status"] == "False" and found[type_]["reason"] == INVALID_SPEC
-            assert found[type_]["message"].startswith("field spec.router.route: ")
+            assert found[type_]["message"].startswith("field spec.model.lora.adapters: ")
         events = await until(lambda: events_about(stack, NAME), "an Event on the service")
         assert [(e["type"], e["reason"]) for e in events] == [("Warning", INVALID_SPEC)]
         assert events[0]["regarding"]["uid"] == (await stack.service(NAME))["metadata"]["uid"]
-        assert "spec.router.route" in events[0]["note"]
+        assert "spec.model.lora.adapters" in events[0]["note"]
 
         # A re-check of the unchanged spec writes nothing and records no second Event.
         before = (await stack.service(NAME))["metadata"]["resourceVersion"]
@@ -58,7 +67,7 @@ async def test_an_unreadable_spec_is_one_warning_line_without_traceback_and_quie
     caplog.set_level(logging.INFO)
     try:
         async with running_stack(temporal) as stack:
-            await stack.create_service(NAME, router={"route": "yes", "gateway": {}, "scheduler": {}})
+            await create_unreadable_service(stack)
             handle = await stack.start_workflow(NAME)
             await stack.passes(handle, 1)
             for _ in range(2):
@@ -67,7 +76,7 @@ async def test_an_unreadable_spec_is_one_warning_line_without_traceback_and_quie
         logging.getLogger().removeHandler(handler)
     ours = [r for r in caplog.records if f"{stack.namespace}/{NAME}" in r.getMessage()]
     assert [r.levelname for r in ours] == ["WARNING"], [r.getMessage() for r in ours]
-    assert "field spec.router.route" in ours[0].getMessage() and "\n" not in ours[0].getMessage()
+    assert "field spec.model.lora.adapters" in ours[0].getMessage() and "\n" not in ours[0].getMessage()
     failures = [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
     assert failures == [], "a spec the user must fix is not logged with a traceback"
 
