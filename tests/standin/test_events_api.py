@@ -7,7 +7,6 @@ take the field selectors ``kubectl describe`` sends (``involvedObject.*``), as w
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,7 +182,7 @@ def test_other_resources_do_not_take_event_field_labels(standin):
     assert code == 400
 
 
-def test_kubectl_describe_lists_the_events_written_through_events_k8s_io(standin, core, tmp_path: Path):
+def test_kubectl_describe_lists_the_events_written_through_events_k8s_io(standin, core, tmp_path):
     created = core.create_namespaced_config_map("default", configmap("cm"))
     regarding = {**REGARDING, "uid": created.metadata.uid}
     series = {"count": 3, "lastObservedTime": "2026-01-01T00:02:00.000000Z"}
