@@ -182,21 +182,48 @@ def test_other_resources_do_not_take_event_field_labels(standin):
     assert code == 400
 
 
+def kubectl(standin: Any, tmp_path: Any, *args: str) -> str:
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", standin.url)
+    result = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def test_kubectl_describe_lists_the_events_written_through_events_k8s_io(standin, core, tmp_path):
     created = core.create_namespaced_config_map("default", configmap("cm"))
     regarding = {**REGARDING, "uid": created.metadata.uid}
     series = {"count": 3, "lastObservedTime": "2026-01-01T00:02:00.000000Z"}
     http(events_url(standin), "POST", events_event("cm.1", regarding=regarding, series=series))
     http(events_url(standin), "POST", events_event("cm.2", regarding=REGARDING, note="an older cm"))
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", standin.url)
-    result = subprocess.run(
-        [KUBECTL, "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "cache"),
-         "describe", "configmap", "cm"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    events = result.stdout.split("Events:", 1)[1]
+    events = kubectl(standin, tmp_path, "describe", "configmap", "cm").split("Events:", 1)[1]
     assert "Normal  Created" in events
     assert "(x3 over" in events
     assert "llmisvc-router  created HTTPRoute default/cm" in events
     assert "an older cm" not in events  # another object of the same name (another uid)
+
+
+@pytest.mark.parametrize("resource", ["events", "events.events.k8s.io"])
+def test_kubectl_get_events_prints_the_event_columns_whichever_api(three_events, tmp_path, resource):
+    http(
+        events_url(three_events),
+        "POST",
+        events_event("series", series={"count": 5, "lastObservedTime": "2026-01-01T00:09:00.000000Z"}),
+    )
+    out = kubectl(three_events, tmp_path, "get", resource, "-o", "wide", "--sort-by", ".metadata.name")
+    rows = [line.split() for line in out.splitlines()]
+    assert rows[0] == [
+        "LAST", "SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST", "SEEN",
+        "COUNT", "NAME",
+    ]  # fmt: skip
+    by_name = {row[-1]: row for row in rows[1:]}
+    # deprecated source, first/last timestamps and count of a core Event
+    assert by_name["kubelet-failed"][1:5] == ["Warning", "Failed", "configmap/cm", "kubelet,"]
+    assert by_name["kubelet-failed"][-2] == "4"
+    # reporting controller and instance as the source; a singleton counts 1; a series its count
+    assert by_name["router-created"][4:6] == ["llmisvc-router,", "router-0"]
+    assert by_name["router-created"][-2] == "1"
+    assert by_name["series"][-2] == "5"
+    assert by_name["router-warn"][3] == "service/other"
