@@ -10,10 +10,11 @@ import subprocess
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from apiserver_standin.kubeconfig import write_kubeconfig
 
-from .helpers import configmap, http
+from .helpers import configmap, http, new_watch
 from .test_kubectl import KUBECTL
 
 REGARDING = {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "default", "name": "cm", "uid": "u-1"}
@@ -111,6 +112,23 @@ def test_both_apis_list_the_same_events_and_a_delete_through_one_removes_it_from
     assert names == {"core": ["e4", "e5"], "events": ["e4", "e5"]}
     assert http(core_url(standin, "e4"), "DELETE")[0] == 200
     assert http(events_url(standin, "e4"))[0] == 404
+
+
+def test_a_core_v1_watch_sees_events_written_through_events_k8s_io_in_core_form(standin, api_client):
+    rv = http(core_url(standin))[1]["metadata"]["resourceVersion"]
+    http(events_url(standin), "POST", events_event("watched"))
+    http(events_url(standin), "POST", events_event("elsewhere", regarding={**REGARDING, "name": "other"}))
+    w = new_watch()
+    stream = w.stream(
+        client.CoreV1Api(api_client).list_namespaced_event,
+        "default",
+        resource_version=rv,
+        field_selector="involvedObject.name=cm",
+        timeout_seconds=2,
+    )
+    seen = [(e["type"], e["raw_object"]) for e in stream]
+    assert [(kind, obj["metadata"]["name"]) for kind, obj in seen] == [("ADDED", "watched")]
+    assert seen[0][1]["message"] == "created HTTPRoute default/cm" and "note" not in seen[0][1]
 
 
 def _names(url: str, selector: str) -> set[str]:
