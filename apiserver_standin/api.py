@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
+from apiserver_standin import event_versions, protobuf_bodies, scale, schema
 from apiserver_standin import objects as o
-from apiserver_standin import protobuf_bodies, scale, schema
 from apiserver_standin.apply import server_side_apply
 from apiserver_standin.errors import ApiError, bad_request, resource_not_found, unsupported_media_type
 from apiserver_standin.patches import json_patch, merge_patch, strategic_merge
@@ -89,8 +89,9 @@ def resolve(registry: Registry, info: RequestInfo) -> ResourceInfo:
     return resource
 
 
-def predicate_of(query: dict[str, str]) -> Any:
-    return combine(label_predicate(query.get("labelSelector")), field_predicate(query.get("fieldSelector")))
+def predicate_of(query: dict[str, str], resource: ResourceInfo) -> Any:
+    fields = field_predicate(query.get("fieldSelector"), resource.group, resource.plural)
+    return combine(label_predicate(query.get("labelSelector")), fields)
 
 
 def check_fields(resource: ResourceInfo, req: ApiRequest, body: Any) -> dict[str, str]:
@@ -130,10 +131,12 @@ def handle(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
     if verb == "create":
         body = req.json()
         warnings = check_fields(resource, req, body)
+        body = event_versions.to_storage(resource.group, resource.plural, body)
         return Response(201, store.create(resource, namespace, body, dry_run=req.dry_run), warnings)
     if verb == "update":
         body = req.json()
         warnings = check_fields(resource, req, body)
+        body = event_versions.to_storage(resource.group, resource.plural, body)
         obj = store.update(resource, namespace, info.name, body, info.subresource, dry_run=req.dry_run)
         return Response(200, obj, warnings)
     if verb == "patch":
@@ -142,7 +145,7 @@ def handle(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
         return _delete(store, resource, req)
     if verb == "deletecollection":
         items = store.delete_collection(
-            resource, info.namespace, predicate_of(req.query), dry_run=req.dry_run
+            resource, info.namespace, predicate_of(req.query, resource), dry_run=req.dry_run
         )
         return Response(200, _list_body(resource, items, store.current_rv()))
     raise ApiError(405, f"verb {verb} is not supported")
@@ -162,7 +165,9 @@ def _list(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
         limit = int(req.query.get("limit") or 0)
     except ValueError as exc:
         raise bad_request(f"invalid limit: {req.query.get('limit')}") from exc
-    page = store.list(resource, req.info.namespace, predicate_of(req.query), limit, req.query.get("continue"))
+    page = store.list(
+        resource, req.info.namespace, predicate_of(req.query, resource), limit, req.query.get("continue")
+    )
     body = _list_body(resource, page.items, page.resource_version)
     if page.continue_token:
         body["metadata"].update({"continue": page.continue_token, "remainingItemCount": page.remaining})
@@ -209,7 +214,12 @@ def _transform(resource: ResourceInfo, req: ApiRequest) -> Transform:
 def _patch(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
     if req.raw_body.strip() in (b"", b"null"):
         raise bad_request("the body of the patch request is empty")
-    transform = _transform(resource, req)
+    patch_body = _transform(resource, req)
+
+    def transform(current: o.Obj | None) -> o.Obj:
+        # The patch applies to the object as this API serves it; the result is stored converted back.
+        return event_versions.to_storage(resource.group, resource.plural, patch_body(current))  # type: ignore[no-any-return]
+
     info = req.info
     warnings = check_fields(resource, req, req.json()) if req.content_type != JSON_PATCH else {}
     apply = req.content_type == "application/apply-patch+yaml"

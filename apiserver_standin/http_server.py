@@ -179,7 +179,9 @@ class Handler(BaseHTTPRequestHandler):
                 req = ApiRequest(info, query, content_type, body)
                 resource = resolve(app.registry, info)
                 if info.verb == "watch":
-                    validate_watch(req)  # a malformed query is a plain 400, before the stream starts
+                    validate_watch(
+                        req, resource
+                    )  # a malformed query is a plain 400, before the stream starts
                     self._record(info, 200)  # counted when it starts: a watch may stay open for long
                     self._watch(app, resource, req, rule)
                     return None

@@ -11,6 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from apiserver_standin import event_versions
 from apiserver_standin.errors import ApiError, invalid
 from apiserver_standin.registry import ResourceInfo
 
@@ -59,6 +60,8 @@ def owner_uids(obj: Obj) -> set[str]:
 
 def with_api_version(obj: Obj, info: ResourceInfo) -> Obj:
     """The object as served at ``info``'s version (a shallow copy only when it differs)."""
+    if info.stored_as is not None:  # another API's storage form: convert, whatever apiVersion says
+        return {**event_versions.from_storage(info.group, info.plural, obj), "apiVersion": info.api_version}
     if obj.get("apiVersion") == info.api_version:
         return obj
     return {**obj, "apiVersion": info.api_version}

@@ -41,6 +41,8 @@ class ResourceInfo:
     schema: dict[str, Any] | None = field(default=None, compare=False)
     # The scale subresource: JSON paths of spec replicas, status replicas and the label selector.
     scale: tuple[str, str, str] | None = None
+    # Another API's objects seen through this one (events.k8s.io Events are stored as core Events).
+    stored_as: GroupResource | None = None
 
     @property
     def api_version(self) -> str:
@@ -48,7 +50,8 @@ class ResourceInfo:
 
     @property
     def group_resource(self) -> GroupResource:
-        return (self.group, self.plural)
+        """Where the objects live in the store (shared by every API that serves them)."""
+        return self.stored_as or (self.group, self.plural)
 
     @property
     def list_kind(self) -> str:
@@ -68,7 +71,7 @@ BUILTINS: tuple[ResourceInfo, ...] = (
     _builtin("", "v1", "Secret", "secrets"),
     _builtin("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),
     _builtin("", "v1", "Event", "events", short_names=("ev",)),
-    _builtin("events.k8s.io", "v1", "Event", "events"),
+    _builtin("events.k8s.io", "v1", "Event", "events", stored_as=("", "events")),
     _builtin("", "v1", "Pod", "pods", has_status=True, short_names=("po",), categories=("all",)),
     _builtin("", "v1", "Endpoints", "endpoints", short_names=("ep",)),
     _builtin(

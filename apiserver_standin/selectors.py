@@ -2,7 +2,8 @@
 
 Label selectors follow the Kubernetes grammar (``=``, ``==``, ``!=``, ``in``, ``notin``, ``key``,
 ``!key``, ``>``/``<``); field selectors support ``metadata.name`` and ``metadata.namespace``, the two
-fields every resource (custom ones included) can be selected by.
+fields every resource (custom ones included) can be selected by, and the extra labels Events have
+(``involvedObject.*``, ``type``, ``reason``, ...: see :mod:`apiserver_standin.event_versions`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from apiserver_standin import event_versions
 from apiserver_standin.errors import bad_request
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -101,24 +103,33 @@ def label_predicate(text: str | None) -> Predicate | None:
 _FIELDS = {"metadata.name": "name", "metadata.namespace": "namespace"}
 
 
-def field_predicate(text: str | None) -> Predicate | None:
+def field_predicate(text: str | None, group: str = "", plural: str = "") -> Predicate | None:
+    """``text`` as a predicate on stored objects of ``group``/``plural`` (Events have more labels)."""
     if not text:
         return None
-    checks: list[tuple[str, bool, str]] = []
+    labels = event_versions.field_labels(group, plural)
+    checks: list[tuple[Callable[[dict[str, Any]], str], bool, str]] = []
     for part in _split_top_level(text):
         match = _OP_RE.match(part)
         if not match or match.group(2) not in ("=", "==", "!="):
             raise bad_request(f"invalid field selector: {part!r}")
         key = match.group(1)
-        if key not in _FIELDS:
+        if key in _FIELDS:
+            getter = _metadata_getter(_FIELDS[key])
+        elif key in labels:
+            getter = labels[key]
+        else:
             raise bad_request(f'field label not supported: "{key}"')
-        checks.append((_FIELDS[key], match.group(2) != "!=", match.group(3)))
+        checks.append((getter, match.group(2) != "!=", match.group(3)))
 
     def predicate(obj: dict[str, Any]) -> bool:
-        meta = obj.get("metadata", {})
-        return all((str(meta.get(attr) or "") == value) == equal for attr, equal, value in checks)
+        return all((getter(obj) == value) == equal for getter, equal, value in checks)
 
     return predicate
+
+
+def _metadata_getter(attr: str) -> Callable[[dict[str, Any]], str]:
+    return lambda obj: str(obj.get("metadata", {}).get(attr) or "")
 
 
 def combine(*predicates: Predicate | None) -> Predicate | None:

@@ -4,7 +4,8 @@ Columns are NAME and AGE, or NAME and the CRD's ``additionalPrinterColumns`` eva
 Kubernetes' JSONPath dialect (filters such as ``[?(@.type=='Ready')]``, ``[*]``); as the real
 server's CRD table convertor, a column shows its path's first match, a ``string`` column prints a
 list or map as JSON, and a ``date`` column is turned into an age. Namespaces add STATUS, as
-kubectl shows it. Columns with ``priority`` > 0 are sent too; ``kubectl -o wide`` shows them.
+kubectl shows it; Events print the real event columns (:mod:`apiserver_standin.event_table`).
+Columns with ``priority`` > 0 are sent too; ``kubectl -o wide`` shows them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from apiserver_standin import jsonpath
+from apiserver_standin import event_table, jsonpath
 from apiserver_standin.api import Response
 from apiserver_standin.objects import meta
 from apiserver_standin.registry import ResourceInfo
@@ -69,6 +70,8 @@ def printer_columns(info: ResourceInfo) -> tuple[dict[str, Any], ...]:
 
 
 def _columns(info: ResourceInfo) -> list[dict[str, Any]]:
+    if event_table.is_event(info.group, info.plural):
+        return event_table.columns()
     name = {"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}
     extra = [
         {
@@ -87,12 +90,14 @@ def _columns(info: ResourceInfo) -> list[dict[str, Any]]:
 
 def _row(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
     m = meta(obj)
+    partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m}
+    if event_table.is_event(info.group, info.plural):
+        return {"cells": event_table.row_cells(info.group, info.plural, obj), "object": partial}
     cells: list[Any] = [m.get("name", "")]
     columns = printer_columns(info)
     cells.extend(cell(column, obj) for column in columns)
     if not columns:
         cells.append(age(m.get("creationTimestamp")))
-    partial = {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m}
     return {"cells": cells, "object": partial}
 
 

@@ -105,11 +105,11 @@ def start_rv(req: ApiRequest) -> int | None:
         raise bad_request(f"invalid resourceVersion: {raw}") from exc
 
 
-def validate_watch(req: ApiRequest) -> None:
+def validate_watch(req: ApiRequest, info: ResourceInfo) -> None:
     """400 for a malformed watch query (checked before the 200 and the first chunk are sent)."""
     start_rv(req)
     _timeout(req, WatchSettings())
-    predicate_of(req.query)
+    predicate_of(req.query, info)
 
 
 def stream(
@@ -121,7 +121,7 @@ def stream(
     settings: WatchSettings,
 ) -> None:
     """Serve one watch until its timeout, server shutdown, a 410, or the client leaves."""
-    predicate = predicate_of(req.query)
+    predicate = predicate_of(req.query, info)
     namespace = req.info.namespace
     deadline = time.monotonic() + _timeout(req, settings)
     bookmarks = req.flag("allowWatchBookmarks")

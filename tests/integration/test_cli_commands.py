@@ -4,10 +4,13 @@ the dev server, with the worker of the test's stack carrying the passes out."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -123,14 +126,33 @@ async def test_a_temporal_namespace_that_does_not_exist_is_named_with_what_to_do
         )
 
 
-async def test_the_commands_that_talk_to_temporal_honour_otel_variables(temporal):
+def console_spans(out: str) -> list[dict[str, Any]]:
+    """The spans OpenTelemetry's console exporter printed (indented JSON objects) among the output."""
+    decoder = json.JSONDecoder()
+    return [decoder.raw_decode(out, match.start())[0] for match in re.finditer(r"^\{$", out, re.MULTILINE)]
+
+
+@pytest.mark.parametrize("action", ["reconcile", "stop", "resume", "status"])
+async def test_the_commands_that_talk_to_temporal_honour_otel_variables(temporal, action):
     async with running_stack(temporal) as stack:
         await stack.create_service(NAME)
+        if action == "status":
+            await stack.start_workflow(NAME)  # status reads a workflow; the other three start one
         code, out, err = await cli(
-            temporal, stack, "reconcile", f"{stack.namespace}/{NAME}", OTEL_TRACES_EXPORTER="console"
+            temporal,
+            stack,
+            action,
+            f"{stack.namespace}/{NAME}",
+            OTEL_TRACES_EXPORTER="console",
+            OTEL_SERVICE_NAME="llmisvc-router-cli-test",
         )
         assert code == 0, err
-        assert '"name": "llmisvc-router reconcile"' in out  # the console exporter's span, flushed at exit
+        # The console exporter's span, flushed at exit, under the service name the variables gave.
+        spans = {span["name"]: span for span in console_spans(out)}
+        assert f"llmisvc-router {action}" in spans, out
+        span = spans[f"llmisvc-router {action}"]
+        assert span["attributes"] == {"llmisvc.namespace": stack.namespace, "llmisvc.name": NAME}
+        assert span["resource"]["attributes"]["service.name"] == "llmisvc-router-cli-test"
 
 
 async def test_a_malformed_name_is_a_one_line_usage_error(temporal):

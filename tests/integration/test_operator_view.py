@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from activities.cluster_api import Wire
 from activities.events import EVENT
-from activities.service_status import INVALID_SPEC
+from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
+from apiserver_standin.kubeconfig import write_kubeconfig
 from router_core.kube import LLMISVC
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
@@ -18,6 +23,7 @@ from worker import logs
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NAME = "opt"
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 async def events_about(stack: Stack, name: str) -> list[Wire]:
@@ -117,3 +123,38 @@ async def test_a_settled_stack_logs_one_ready_line_per_service_and_no_traceback(
     alpha = f"{stack.namespace}/alpha: reconciled in "
     pass_lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith(alpha)]
     assert pass_lines and all("wrote " in line and "; after: " in line for line in pass_lines), pass_lines
+
+
+def kubectl_describe(stack: Stack, name: str) -> str:
+    """``kubectl describe llminferenceservice NAME`` as a person runs it against the dev stack."""
+    workdir = Path(tempfile.mkdtemp(prefix="describe-"))
+    kubeconfig = write_kubeconfig(workdir / "kubeconfig", stack.server.url, stack.namespace)
+    result = subprocess.run(
+        [KUBECTL, "--kubeconfig", str(kubeconfig), "--cache-dir", str(workdir / "cache"),
+         "describe", "llminferenceservice", name],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    shutil.rmtree(workdir, ignore_errors=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+async def test_kubectl_describe_of_a_ready_service_lists_the_routers_events(temporal):
+    async with running_stack(temporal, controller={}) as stack:
+        await stack.create_service(NAME)
+        await stack.make_scheduler_ready(NAME)
+        await stack.until_router_ready(NAME, drive=await stack.start_workflow(NAME))
+
+        async def described() -> str | None:
+            text = await asyncio.to_thread(kubectl_describe, stack, NAME)
+            return text if ROUTER_READY_REASON in text.split("Events:", 1)[-1] else None
+
+        events = (await until(described, "kubectl describe listing RouterReady")).split("Events:", 1)[1]
+        rows = [line.split() for line in events.splitlines()[3:] if line.strip()]
+        route = f"{stack.namespace}/{world.route_name(NAME)}"
+        # Type, Reason, Age..., From, Message: the router is named as the reporter of each.
+        assert ["Normal", "Created"] in [row[:2] for row in rows], events
+        assert f"llmisvc-router  created HTTPRoute {route}" in events
+        assert any(row[:2] == ["Normal", ROUTER_READY_REASON] and "llmisvc-router" in row for row in rows), (
+            events
+        )
