@@ -25,6 +25,7 @@ from apiserver_standin.gateway_status import (
     gatewayclass_status,
     pool_parents,
     route_parents,
+    routes_by_pool,
 )
 from apiserver_standin.objects import meta
 
@@ -219,9 +220,11 @@ class SimulatedGatewayController:
                 self._write("httproutes", route, {**current, "parents": parents})
 
     def _reconcile_pools(self, config: ControllerConfig, routes: list[Obj]) -> None:
+        by_pool = routes_by_pool(routes)
         for group, key in ((POOL_V1_GROUP, "parents"), (POOL_V1ALPHA2_GROUP, "parent")):
             for pool in self.informers[group].items():
-                parents = pool_parents(pool, group, routes, config)
+                pool_key = (group, str(meta(pool).get("namespace", "")), str(meta(pool).get("name")))
+                parents = pool_parents(pool, group, by_pool.get(pool_key, []), config)
                 status = {k: v for k, v in (pool.get("status") or {}).items() if k != key}
                 if parents:
                     status[key] = parents

@@ -158,6 +158,23 @@ def _references(route: Obj, pool: Obj, pool_group: str) -> bool:
     return False
 
 
+def routes_by_pool(routes: Iterable[Obj]) -> dict[tuple[str, str, str], list[Obj]]:
+    """The routes indexed by the InferencePools they send traffic to: (group, namespace, name) -> routes,
+    so a controller pass over N pools reads each route once instead of once per pool."""
+    index: dict[tuple[str, str, str], list[Obj]] = {}
+    for route in routes:
+        route_ns = meta(route).get("namespace", "")
+        targets = {
+            (str(ref.get("group", "")), str(ref.get("namespace") or route_ns), str(ref.get("name")))
+            for rule in (route.get("spec") or {}).get("rules") or []
+            for ref in rule.get("backendRefs") or []
+            if ref.get("kind") == "InferencePool"
+        }
+        for target in targets:
+            index.setdefault(target, []).append(route)
+    return index
+
+
 def pool_parents(pool: Obj, pool_group: str, routes: Iterable[Obj], config: ControllerConfig) -> list[Obj]:
     """One Accepted parent per Gateway whose (accepted) routes send traffic to ``pool``."""
     if pool_group not in config.accepted_pool_groups:

@@ -3,13 +3,18 @@ LLMInferenceService and keeps a ready scheduler Deployment for each one whose ro
 scheduler, as KServe's workload reconciler would once the model servers run.
 
 llmisvc-router only reads that Deployment (for ``SchedulerWorkloadReady``); without something creating it
-no service in the dev stack could become Ready. It polls, writes only what differs, and deletes the
-Deployments it created when the scheduler goes away or the service is stopped or deleted.
+no service in the dev stack could become Ready. It lists and watches the services and Deployments (the
+gateway controller's :class:`~apiserver_standin.gateway_controller.Informer`), reconciles from that
+cache when something changed (at most every ``interval`` seconds), writes only what differs, and deletes
+the Deployments it created when the scheduler goes away or the service is stopped or deleted. A cache,
+not a poll of every object: at a thousand services, listing them all twice a second was a good part of
+the stand-in's time.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Self
 
@@ -17,6 +22,7 @@ from kubernetes import client as k8s
 
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
+from apiserver_standin.gateway_controller import Informer
 from router_core import naming
 from router_core.kube import DEPLOYMENT, LLMISVC
 
@@ -73,38 +79,71 @@ class SimulatedWorkloadController:
         self.api = KubeClusterApi(api_client)
         self.interval = interval
         self.stopping = threading.Event()
+        self._dirty = threading.Event()
+        custom = k8s.CustomObjectsApi(api_client)
+        self._services = Informer(
+            custom, (LLMISVC.group, LLMISVC.version, LLMISVC.plural), self._dirty.set, self.stopping
+        )
+        self._deployments = Informer(
+            custom, (DEPLOYMENT.group, DEPLOYMENT.version, DEPLOYMENT.plural), self._dirty.set, self.stopping
+        )
         self._thread = threading.Thread(target=self._loop, name="workload-controller", daemon=True)
 
     def start(self) -> Self:
+        for informer in (self._services, self._deployments):
+            informer.thread.start()
         self._thread.start()
         return self
 
     def stop(self) -> None:
         self.stopping.set()
-        self._thread.join(timeout=5)
+        self._dirty.set()
+        for informer in (self._services, self._deployments):
+            informer.stop()
+        for thread in (self._thread, self._services.thread, self._deployments.thread):
+            if thread.is_alive():
+                thread.join(timeout=5)
 
     def _loop(self) -> None:
         while not self.stopping.wait(self.interval):
-            try:
-                self.reconcile_once()
-            except ApiError:
-                continue  # not installed yet, or the server is going away: try again next round
+            synced = self._services.synced.is_set() and self._deployments.synced.is_set()
+            if not synced or not self._dirty.is_set():
+                continue  # before both first lists, an absent service would delete a live Deployment
+            self._dirty.clear()
+            self.reconcile_once(self._services.items(), self._deployments.items())
 
-    def reconcile_once(self) -> None:
+    def reconcile_once(self, services: list[Obj] | None = None, deployments: list[Obj] | None = None) -> None:
+        """One round over ``services`` and ``deployments`` (the cache's; listed from the API when None)."""
+        if services is None:
+            services = self.api.list_objects(LLMISVC, "", {})
+        if deployments is None:
+            deployments = self.api.list_objects(DEPLOYMENT, "", {MANAGED_BY: MANAGER})
         wanted = {}
-        for svc in self.api.list_objects(LLMISVC, "", {}):
-            self._mark_workloads_ready(svc)
+        for svc in services:
+            self._quietly(self._mark_workloads_ready, svc)
             if wants_scheduler(svc):
                 deployment = scheduler_deployment(svc)
                 wanted[_key(deployment)] = deployment
-        existing = {_key(d): d for d in self.api.list_objects(DEPLOYMENT, "", {MANAGED_BY: MANAGER})}
+        managed = [d for d in deployments if (d["metadata"].get("labels") or {}).get(MANAGED_BY) == MANAGER]
+        existing = {_key(d): d for d in managed}
         for namespace, name in existing.keys() - wanted.keys():
-            self.api.delete(DEPLOYMENT, namespace, name)
+            self._quietly(self.api.delete, DEPLOYMENT, namespace, name)
         for key, deployment in wanted.items():
-            current = existing.get(key) or self.api.create(DEPLOYMENT, deployment)
-            if not (current.get("status") or {}).get("availableReplicas"):
-                ready = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
-                self.api.replace_status(DEPLOYMENT, {**current, "status": ready})
+            self._quietly(self._keep_ready, existing.get(key), deployment)
+
+    def _keep_ready(self, current: Obj | None, deployment: Obj) -> None:
+        current = current or self.api.create(DEPLOYMENT, deployment)
+        if not (current.get("status") or {}).get("availableReplicas"):
+            ready = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+            self._deployments.put(self.api.replace_status(DEPLOYMENT, {**current, "status": ready}))
+
+    def _quietly(self, write: Callable[..., object], *args: Any) -> None:
+        """One object's write; a refusal (a conflict with a newer version, not installed yet) is retried
+        in the next round instead of ending this one for every other object."""
+        try:
+            write(*args)
+        except ApiError:
+            self._dirty.set()
 
     def _mark_workloads_ready(self, svc: Obj) -> None:
         """What KServe's workload reconciler reports once the model server runs (a conflict: next round)."""
@@ -117,7 +156,7 @@ class SimulatedWorkloadController:
             **(svc.get("status") or {}),
             "conditions": sorted([*others, ready], key=lambda c: c["type"]),
         }
-        self.api.replace_status(LLMISVC, {**svc, "status": status})
+        self._services.put(self.api.replace_status(LLMISVC, {**svc, "status": status}))
 
 
 def _now() -> str:
