@@ -7,9 +7,10 @@ LLMInferenceService: the pass fails with the API's message in the conditions, an
 
 from __future__ import annotations
 
-from router_core.kube import SERVICE
+from router_core.kube import HTTPROUTE, LLMISVC, SERVICE
 from tests.integration import world
 from tests.integration.harness import running_stack
+from workflows.models import workflow_id
 
 NAME = "opt"
 
@@ -24,9 +25,39 @@ async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(
         await stack.create_service(NAME, router=scheduler_without_epp_ports())
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
-
         assert state.last is not None and state.last.outcome == "failed", state.last
         refusal = f'Service "{world.epp_service_name(NAME)}" is invalid: spec.ports: Required value'
         messages = [c.get("message") or "" for c in (await stack.conditions(NAME)).values()]
         assert any(refusal in m for m in messages), messages
         assert await stack.get(SERVICE, world.epp_service_name(NAME)) is None
+
+
+def service_with_adapters(name: str, namespace: str, count: int) -> dict[str, object]:
+    svc = world.service(name, namespace)
+    adapters = [{"name": f"adapter-{i}"} for i in range(count)]
+    svc["spec"]["model"]["lora"] = {"adapters": adapters}  # type: ignore[index]
+    return svc
+
+
+async def test_a_route_over_gateway_apis_match_limit_is_reported_in_status_not_written(temporal):
+    """The product behaviour (issue 9's decision): the router counts the matches itself and never
+    sends the route, so the HTTPRoute CRD's CEL rule (the stand-in's 422) is not reached. With the
+    presets and model-based routing, the managed route has 5 path matches and 9 model-header matches;
+    each adapter adds a copy of the 9: 13 adapters make 5 + 9 x 14 = 131 > 128."""
+    stack_name = "lora"
+    async with running_stack(temporal) as stack:
+        stack.workflow_ids.add(workflow_id(stack.namespace, stack_name))
+        await stack.create(LLMISVC, service_with_adapters(stack_name, stack.namespace, 13))
+        handle = await stack.start_workflow(stack_name)
+        state = await stack.passes(handle, 1)
+
+        assert state.last is not None and state.last.outcome == "failed", state.last
+        route = world.route_name(stack_name)
+        cond = (await stack.conditions(stack_name))["HTTPRoutesReady"]
+        assert cond["status"] == "False" and cond["reason"] == "HTTPRouteReconcileError", cond
+        assert cond["message"].startswith(
+            f"Failed to reconcile HTTPRoute: HTTPRoute {stack.namespace}/{route} would have 131 matches "
+            "across its rules, more than the 128 Gateway API allows"
+        ), cond
+        assert await stack.get(HTTPROUTE, route) is None
+        assert stack.worker_writes("httproutes") == 0
