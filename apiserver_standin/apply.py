@@ -10,12 +10,14 @@ conflict worded as the real server words it, unless ``force=true``, which takes 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
 from apiserver_standin.errors import ApiError, bad_request
 
 Path = tuple[str, ...]
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 # Fields the server sets; applying them is meaningless and they are never "owned".
 SERVER_SET_METADATA = frozenset(
@@ -158,10 +160,12 @@ def _take_over(
     config: dict[str, Any],
     force: bool,
     defaulted: dict[str, Any],
+    allowed: frozenset[Path] | set[Path] = frozenset(),
 ) -> list[dict[str, Any]]:
     """``entries`` with the fields ``config`` sets to a new value taken from the other managers.
 
-    Without ``force`` such a field is a conflict (409); a field set to the value it has is shared.
+    Without ``force`` such a field is a conflict (409), unless every conflict is on an ``allowed``
+    path (then the apply is forced); a field set to the value it has is shared.
     """
     wanted = owned_paths(config)
     conflicts: list[tuple[str, Path]] = []
@@ -180,8 +184,26 @@ def _take_over(
         else:
             result.append(entry)
     if conflicts and not force:
-        raise conflict_error(conflicts)
+        remaining = [c for c in conflicts if c[1] not in allowed]
+        if remaining:
+            raise conflict_error(remaining)
+        return _take_over(entries, mine, live, config, True, defaulted)
     return result
+
+
+def _last_applied_paths(live: dict[str, Any] | None, manager: str) -> set[Path]:
+    """The conflicts the real server forgives to kubectl's first server-side apply after client-side
+    ones: those on fields of the live object's ``last-applied-configuration`` (only for manager
+    ``kubectl``, so an apply with another ``--field-manager`` still conflicts)."""
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(LAST_APPLIED)
+    if manager != "kubectl" or not isinstance(text, str):
+        return set()
+    try:
+        last = json.loads(text)
+    except ValueError:
+        return set()
+    return owned_paths(last) if isinstance(last, dict) else set()
 
 
 def server_side_apply(
@@ -204,7 +226,8 @@ def server_side_apply(
     entries = _entries(live or {})
     mine = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"), None)
     defaulted = defaults(config) if defaults is not None else config
-    entries = _take_over(entries, mine, live, config, force, defaulted)
+    allowed = _last_applied_paths(live, manager)
+    entries = _take_over(entries, mine, live, config, force, defaulted, allowed)
     others: set[Path] = set()
     for entry in entries:
         if entry is not mine:  # a field another manager (applier or updater) owns stays

@@ -68,7 +68,8 @@ def record_update(old: Obj | None, new: Obj, manager: str, subresource: str, now
     changed: set[Path] = owned_paths(new)
     removed: set[Path] = set()
     if old is not None:
-        entries = list(old.get("metadata", {}).get("managedFields") or [])
+        # ``new`` carries the old entries, or those the write set itself (see the store's merge).
+        entries = list(new.get("metadata", {}).get("managedFields") or [])
         changed, removed = changed_paths(old, new)
     if subresource != "status":
         # Apart from the status subresource, status is not the writer's (the server keeps the old).

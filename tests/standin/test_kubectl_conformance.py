@@ -258,3 +258,55 @@ def test_wait_for_a_condition_set_by_a_status_write(kubectl, ns):
     )
     waited = kubectl("wait", "--for=condition=Ready", "llmisvc/llm", "-n", ns, "--timeout=10s")
     assert waited.stdout == "llminferenceservice.serving.kserve.io/llm condition met\n"
+
+
+def managers(kubectl: Kubectl, ns: str) -> dict[str, str]:
+    got = kubectl("get", "llmisvc", "llm", "-n", ns, "--show-managed-fields", "-o", "json").stdout
+    return {e["manager"]: e["operation"] for e in json.loads(got)["metadata"]["managedFields"]}
+
+
+def test_server_side_apply_over_a_field_set_by_kubectl_patch_conflicts_unless_forced(kubectl, ns):
+    kubectl("create", "-f", "-", stdin=service(ns))
+    patch = '{"spec": {"model": {"uri": "hf://org/patched"}}}'
+    kubectl("patch", "llmisvc", "llm", "-n", ns, "--type=merge", "-p", patch)
+    # kubectl-create owned only .spec.model.uri (name and namespace are nobody's): the patch took it.
+    assert managers(kubectl, ns) == {"kubectl-patch": "Update"}
+
+    refused = kubectl("apply", "--server-side", "-f", "-", stdin=service(ns), check=False)
+
+    assert refused.returncode != 0
+    assert (
+        'Apply failed with 1 conflict: conflict with "kubectl-patch" using serving.kserve.io/v1alpha2: '
+        ".spec.model.uri"
+    ) in refused.stderr
+    forced = kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=service(ns))
+    assert "serverside-applied" in forced.stdout
+    uri = kubectl("get", "llmisvc", "llm", "-n", ns, "-o", "jsonpath={.spec.model.uri}").stdout
+    assert uri == "hf://org/model"
+    assert "kubectl-patch" not in managers(kubectl, ns)  # its only field was taken
+
+
+def test_client_side_apply_owns_its_fields_and_server_side_apply_upgrades_them(kubectl, ns):
+    kubectl("apply", "-f", "-", stdin=service(ns))
+    assert managers(kubectl, ns) == {"kubectl-client-side-apply": "Update"}
+
+    changed = service(ns, **{"hf://org/model": "hf://org/other"})
+    applied = kubectl("apply", "--server-side", "-f", "-", stdin=changed)
+
+    # The server forgives manager "kubectl" the conflicts on fields of the last-applied annotation,
+    # then kubectl (1.26+) moves kubectl-client-side-apply's fields to its own apply entry.
+    assert "serverside-applied" in applied.stdout
+    # (kubectl also keeps the annotation up to date as "kubectl-last-applied".)
+    assert managers(kubectl, ns) == {"kubectl": "Apply", "kubectl-last-applied": "Apply"}
+
+
+def test_server_side_apply_with_another_manager_conflicts_with_client_side_apply(kubectl, ns):
+    kubectl("apply", "-f", "-", stdin=service(ns))
+    changed = service(ns, **{"hf://org/model": "hf://org/other"})
+
+    refused = kubectl("apply", "--server-side", "--field-manager=ci", "-f", "-", stdin=changed, check=False)
+
+    assert refused.returncode != 0
+    assert 'conflict with "kubectl-client-side-apply" using serving.kserve.io/v1alpha2: .spec.model.uri' in (
+        refused.stderr
+    )

@@ -156,3 +156,10 @@ def test_a_write_without_changes_records_nothing_new(router):
     again = router.replace_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "r", created)
     assert again["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     assert again["metadata"]["managedFields"] == created["metadata"]["managedFields"]
+
+
+def test_a_write_that_sets_managed_fields_to_one_empty_entry_clears_them(router):
+    created = router.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, with_hostnames(["a"]))
+    cleared = {**created, "metadata": {**created["metadata"], "managedFields": [{}]}}
+    stored = router.replace_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "r", cleared)
+    assert "managedFields" not in stored["metadata"]
