@@ -2,7 +2,8 @@
 
 One lock (inside ``self.cond``) guards everything. Stored objects are immutable dicts: a write builds
 a new dict, so readers and watch streams can serialise objects after releasing the lock.
-Deletion (finalizers, ownerReference cascade) lives in :mod:`apiserver_standin.deletion`.
+Deletion (finalizers, propagation) lives in :mod:`apiserver_standin.deletion`, the ownerReference
+cascade in :mod:`apiserver_standin.garbage_collector`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 
 from apiserver_standin import admission
 from apiserver_standin import objects as o
-from apiserver_standin.deletion import DeletingStore
 from apiserver_standin.errors import (
     already_exists,
     bad_request,
@@ -24,6 +24,7 @@ from apiserver_standin.errors import (
     not_found,
     stale_conflict,
 )
+from apiserver_standin.garbage_collector import CollectingStore
 from apiserver_standin.managed_fields import record_update
 from apiserver_standin.registry import GroupResource, ResourceInfo, resources_from_crd, with_crd_status
 from apiserver_standin.selectors import Predicate
@@ -53,7 +54,7 @@ def _decode_continue(token: str) -> tuple[str, str]:
         raise bad_request(f"continue key is not valid: {exc}") from exc
 
 
-class Store(DeletingStore):
+class Store(CollectingStore):
     """Reads and writes; see :class:`StoreState` for the state and the locking rules."""
 
     # --- reads -----------------------------------------------------------------------------------

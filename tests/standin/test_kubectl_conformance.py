@@ -8,26 +8,9 @@ KServe and Gateway API installed.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
-import pytest
-
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
-Kubectl = Callable[..., subprocess.CompletedProcess[str]]
-
-SERVICE = """
-apiVersion: serving.kserve.io/v1alpha2
-kind: LLMInferenceService
-metadata: {name: llm, namespace: NS}
-spec:
-  model: {uri: "hf://org/model"}
-"""
+from .kubectl_session import service
 
 READY_STATUS = {
     "status": {
@@ -43,37 +26,6 @@ READY_STATUS = {
         ],
     }
 }
-
-
-@pytest.fixture
-def kubectl(standalone: Any, tmp_path: Path) -> Kubectl:
-    env = {**os.environ, "KUBECONFIG": str(standalone.kubeconfig)}
-
-    def run(*args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-        command = [KUBECTL, "--cache-dir", str(tmp_path / "cache"), *args]
-        result = subprocess.run(
-            command, input=stdin, capture_output=True, text=True, env=env, timeout=60, check=False
-        )
-        if check:
-            assert result.returncode == 0, result.stderr
-        return result
-
-    return run
-
-
-@pytest.fixture
-def ns(kubectl: Kubectl, request: pytest.FixtureRequest) -> Iterator[str]:
-    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[-40:].strip("-")
-    kubectl("create", "namespace", name)
-    yield name
-    kubectl("delete", "namespace", name, "--ignore-not-found", "--wait=false", check=False)
-
-
-def service(ns: str, **changes: str) -> str:
-    text = SERVICE.replace("NS", ns)
-    for old, new in changes.items():
-        text = text.replace(old, new)
-    return text
 
 
 def test_create_namespace_configmap_deployment_secret_from_protobuf(kubectl, ns):
@@ -258,55 +210,3 @@ def test_wait_for_a_condition_set_by_a_status_write(kubectl, ns):
     )
     waited = kubectl("wait", "--for=condition=Ready", "llmisvc/llm", "-n", ns, "--timeout=10s")
     assert waited.stdout == "llminferenceservice.serving.kserve.io/llm condition met\n"
-
-
-def managers(kubectl: Kubectl, ns: str) -> dict[str, str]:
-    got = kubectl("get", "llmisvc", "llm", "-n", ns, "--show-managed-fields", "-o", "json").stdout
-    return {e["manager"]: e["operation"] for e in json.loads(got)["metadata"]["managedFields"]}
-
-
-def test_server_side_apply_over_a_field_set_by_kubectl_patch_conflicts_unless_forced(kubectl, ns):
-    kubectl("create", "-f", "-", stdin=service(ns))
-    patch = '{"spec": {"model": {"uri": "hf://org/patched"}}}'
-    kubectl("patch", "llmisvc", "llm", "-n", ns, "--type=merge", "-p", patch)
-    # kubectl-create owned only .spec.model.uri (name and namespace are nobody's): the patch took it.
-    assert managers(kubectl, ns) == {"kubectl-patch": "Update"}
-
-    refused = kubectl("apply", "--server-side", "-f", "-", stdin=service(ns), check=False)
-
-    assert refused.returncode != 0
-    assert (
-        'Apply failed with 1 conflict: conflict with "kubectl-patch" using serving.kserve.io/v1alpha2: '
-        ".spec.model.uri"
-    ) in refused.stderr
-    forced = kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", stdin=service(ns))
-    assert "serverside-applied" in forced.stdout
-    uri = kubectl("get", "llmisvc", "llm", "-n", ns, "-o", "jsonpath={.spec.model.uri}").stdout
-    assert uri == "hf://org/model"
-    assert "kubectl-patch" not in managers(kubectl, ns)  # its only field was taken
-
-
-def test_client_side_apply_owns_its_fields_and_server_side_apply_upgrades_them(kubectl, ns):
-    kubectl("apply", "-f", "-", stdin=service(ns))
-    assert managers(kubectl, ns) == {"kubectl-client-side-apply": "Update"}
-
-    changed = service(ns, **{"hf://org/model": "hf://org/other"})
-    applied = kubectl("apply", "--server-side", "-f", "-", stdin=changed)
-
-    # The server forgives manager "kubectl" the conflicts on fields of the last-applied annotation,
-    # then kubectl (1.26+) moves kubectl-client-side-apply's fields to its own apply entry.
-    assert "serverside-applied" in applied.stdout
-    # (kubectl also keeps the annotation up to date as "kubectl-last-applied".)
-    assert managers(kubectl, ns) == {"kubectl": "Apply", "kubectl-last-applied": "Apply"}
-
-
-def test_server_side_apply_with_another_manager_conflicts_with_client_side_apply(kubectl, ns):
-    kubectl("apply", "-f", "-", stdin=service(ns))
-    changed = service(ns, **{"hf://org/model": "hf://org/other"})
-
-    refused = kubectl("apply", "--server-side", "--field-manager=ci", "-f", "-", stdin=changed, check=False)
-
-    assert refused.returncode != 0
-    assert 'conflict with "kubectl-client-side-apply" using serving.kserve.io/v1alpha2: .spec.model.uri' in (
-        refused.stderr
-    )
