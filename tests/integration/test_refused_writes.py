@@ -35,7 +35,7 @@ async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(
 def service_with_adapters(name: str, namespace: str, count: int) -> dict[str, object]:
     svc = world.service(name, namespace)
     adapters = [{"name": f"adapter-{i}"} for i in range(count)]
-    svc["spec"]["model"]["lora"] = {"adapters": adapters}  # type: ignore[index]
+    svc["spec"]["model"]["lora"] = {"adapters": adapters}
     return svc
 
 

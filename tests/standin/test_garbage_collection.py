@@ -78,7 +78,7 @@ def test_foreground_holds_the_owner_until_its_blocking_dependents_are_gone(slow_
     owner = create(custom, "gateways", gateway("g"))
     create(custom, "httproutes", owned("r", owner, block=True, finalizers=["example.com/hold"]))
 
-    marked = custom.delete_namespaced_custom_object(
+    marked: Any = custom.delete_namespaced_custom_object(
         *GATEWAY, "default", "gateways", "g", propagation_policy="Foreground"
     )
 
@@ -113,7 +113,7 @@ def test_orphan_adds_its_finalizer_then_strips_the_references_and_removes_the_ow
     owner = create(custom, "gateways", gateway("g"))
     create(custom, "httproutes", owned("r", owner))
 
-    marked = custom.delete_namespaced_custom_object(
+    marked: Any = custom.delete_namespaced_custom_object(
         *GATEWAY, "default", "gateways", "g", propagation_policy="Orphan"
     )
 

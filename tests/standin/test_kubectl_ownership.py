@@ -68,7 +68,11 @@ def owner_and_dependent(kubectl: Kubectl, ns: str) -> None:
     """An LLMInferenceService ``llm`` and a ConfigMap ``dep`` it owns (blocking its deletion)."""
     kubectl("apply", "-f", "-", stdin=service(ns))
     uid = kubectl("get", "llmisvc", "llm", "-n", ns, "-o", "jsonpath={.metadata.uid}").stdout
-    ref = {"apiVersion": "serving.kserve.io/v1alpha2", "kind": "LLMInferenceService", "name": "llm"}
+    ref: dict[str, object] = {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceService",
+        "name": "llm",
+    }
     ref |= {"uid": uid, "blockOwnerDeletion": True}
     dependent = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}}
     dependent["metadata"] = {"name": "dep", "namespace": ns, "ownerReferences": [ref]}
