@@ -3,11 +3,13 @@
 The stand-in validates every write as kube-apiserver does (the vendored CRDs' schemas and CEL
 rules, the built-in checks), so these are the refusals a real cluster would give for the same
 LLMInferenceService: the pass fails with the API's message in the conditions, and nothing is stored.
+A write the router itself knows the API would refuse (a route over Gateway API's match limit) is
+not sent at all, and the status says why.
 """
 
 from __future__ import annotations
 
-from router_core.kube import HTTPROUTE, LLMISVC, SERVICE
+from router_core.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
 from tests.integration import world
 from tests.integration.harness import running_stack
 from workflows.models import workflow_id
@@ -20,8 +22,20 @@ def scheduler_without_epp_ports() -> dict[str, object]:
     return {"route": {}, "gateway": {}, "scheduler": {"template": {"containers": [container]}}}
 
 
+def scheduler_config_without_epp_ports() -> dict[str, object]:
+    """KServe's scheduler config as a cluster may carry it (it replaces the built-in copy, whose
+    container declares the EPP ports), with a container that declares none of them."""
+    return {
+        "apiVersion": "serving.kserve.io/v1alpha2",
+        "kind": "LLMInferenceServiceConfig",
+        "metadata": {"name": "kserve-config-llm-scheduler", "namespace": world.KSERVE_NAMESPACE},
+        "spec": {"router": scheduler_without_epp_ports()},
+    }
+
+
 async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(temporal):
     async with running_stack(temporal) as stack:
+        await stack.create(LLMISVC_CONFIG, scheduler_config_without_epp_ports())
         await stack.create_service(NAME, router=scheduler_without_epp_ports())
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
