@@ -150,8 +150,9 @@ def handle(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
     if verb == "delete":
         return _delete(store, resource, req)
     if verb == "deletecollection":
+        policy = _delete_options(req).get("propagationPolicy")
         items = store.delete_collection(
-            resource, info.namespace, predicate_of(req.query), dry_run=req.dry_run
+            resource, info.namespace, predicate_of(req.query), dry_run=req.dry_run, propagation=policy
         )
         return Response(200, _list_body(resource, items, store.current_rv()))
     raise ApiError(405, f"verb {verb} is not supported")

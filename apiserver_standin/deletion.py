@@ -69,7 +69,12 @@ class DeletingStore(StoreState):
             return o.with_api_version(obj, info), gone
 
     def delete_collection(
-        self, info: ResourceInfo, namespace: str | None, predicate: Predicate | None, dry_run: bool = False
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        predicate: Predicate | None,
+        dry_run: bool = False,
+        propagation: str | None = None,
     ) -> list[Obj]:
         gr = info.group_resource
         with self.cond:
@@ -81,7 +86,7 @@ class DeletingStore(StoreState):
                 current = self._lookup(gr, ns, name)  # an earlier cascade may have removed it
                 if current is None or (predicate is not None and not predicate(current)):
                     continue
-                obj = current if dry_run else self._delete_locked(gr, current, None)[0]
+                obj = current if dry_run else self._delete_locked(gr, current, propagation)[0]
                 results.append(o.with_api_version(obj, info))
             return results
 

@@ -163,3 +163,17 @@ def test_a_resource_version_precondition_that_does_not_match_is_409(standin):
     assert answer["message"].endswith(
         f"Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: {rv}"
     )
+
+
+def test_delete_collection_honours_the_propagation_policy(standin):
+    custom = client.CustomObjectsApi(standin.client)
+    owner = create(custom, "gateways", gateway("g"))
+    create(custom, "httproutes", owned("r", owner))
+
+    custom.delete_collection_namespaced_custom_object(
+        *GATEWAY, "default", "gateways", propagation_policy="Orphan"
+    )
+
+    eventually(lambda: get(custom, "gateways", "g") is None)
+    kept = get(custom, "httproutes", "r")
+    assert kept is not None and "ownerReferences" not in kept["metadata"]
