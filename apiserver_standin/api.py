@@ -16,6 +16,7 @@ from apiserver_standin import event_versions, protobuf_bodies, scale, schema
 from apiserver_standin import objects as o
 from apiserver_standin.apply import server_side_apply
 from apiserver_standin.errors import ApiError, bad_request, resource_not_found, unsupported_media_type
+from apiserver_standin.managed_fields import manager_of
 from apiserver_standin.patches import json_patch, merge_patch, strategic_merge
 from apiserver_standin.registry import Registry, ResourceInfo
 from apiserver_standin.requestinfo import RequestInfo
@@ -46,6 +47,12 @@ class ApiRequest:
     query: dict[str, str]
     content_type: str
     raw_body: bytes
+    user_agent: str = ""
+
+    @property
+    def manager(self) -> str:
+        """The field manager the write is recorded under (``managedFields``)."""
+        return manager_of(self.query.get("fieldManager", ""), self.user_agent)
 
     def json(self) -> Any:
         if not self.raw_body:
@@ -132,20 +139,27 @@ def handle(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
         body = req.json()
         warnings = check_fields(resource, req, body)
         body = event_versions.to_storage(resource.group, resource.plural, body)
-        return Response(201, store.create(resource, namespace, body, dry_run=req.dry_run), warnings)
+        return Response(201, store.create(resource, namespace, body, req.dry_run, req.manager), warnings)
     if verb == "update":
         body = req.json()
         warnings = check_fields(resource, req, body)
         body = event_versions.to_storage(resource.group, resource.plural, body)
-        obj = store.update(resource, namespace, info.name, body, info.subresource, dry_run=req.dry_run)
+        obj = store.update(
+            resource, namespace, info.name, body, info.subresource, dry_run=req.dry_run, manager=req.manager
+        )
         return Response(200, obj, warnings)
     if verb == "patch":
         return _patch(store, resource, req)
     if verb == "delete":
         return _delete(store, resource, req)
     if verb == "deletecollection":
+        policy = _delete_options(req).get("propagationPolicy")
         items = store.delete_collection(
-            resource, info.namespace, predicate_of(req.query, resource), dry_run=req.dry_run
+            resource,
+            info.namespace,
+            predicate_of(req.query, resource),
+            dry_run=req.dry_run,
+            propagation=policy,
         )
         return Response(200, _list_body(resource, items, store.current_rv()))
     raise ApiError(405, f"verb {verb} is not supported")
@@ -232,6 +246,7 @@ def _patch(store: Store, resource: ResourceInfo, req: ApiRequest) -> Response:
         dry_run=req.dry_run,
         create_if_missing=apply,
         owns_managed_fields=apply,
+        manager=req.manager,
     )
     return Response(201 if created else 200, obj, warnings)
 

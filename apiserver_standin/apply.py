@@ -2,23 +2,25 @@
 
 Each apply manager's set of owned fields is kept in ``metadata.managedFields`` (``FieldsV1`` format);
 a field the manager applied before but omits now is removed, unless another apply manager owns it.
-Lists are owned atomically. Applying a different value to a field another apply manager owns is a
-409 conflict worded as the real server words it, unless ``force=true``, which takes the field over.
-Ownership is tracked only for ``Apply`` operations, not for plain updates (see the README).
+Lists are owned atomically. Applying a different value to a field another manager owns -- another
+applier, or a plain write's ``Update`` entry (:mod:`apiserver_standin.managed_fields`) -- is a 409
+conflict worded as the real server words it, unless ``force=true``, which takes the field over.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
 from typing import Any
 
 from apiserver_standin.errors import ApiError, bad_request
 
 Path = tuple[str, ...]
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 # Fields the server sets; applying them is meaningless and they are never "owned".
-_SYSTEM_METADATA = frozenset(
+SERVER_SET_METADATA = frozenset(
     {
         "name",
         "namespace",
@@ -42,7 +44,7 @@ def owned_paths(config: dict[str, Any]) -> set[Path]:
         for key, value in node.items():
             if not prefix and key in ("apiVersion", "kind"):
                 continue
-            if prefix == ("metadata",) and key in _SYSTEM_METADATA:
+            if prefix == ("metadata",) and key in SERVER_SET_METADATA:
                 continue
             if isinstance(value, dict) and value:
                 walk(value, (*prefix, key))
@@ -122,19 +124,30 @@ def _field(path: Path) -> str:
     return "".join(f".{key}" for key in path)
 
 
+def manager_label(entry: dict[str, Any]) -> str:
+    """A managedFields entry as conflict messages name it: ``"m"``, ``"m" using apps/v1`` for an
+    ``Update`` (the manager identifier the real server compares carries no time)."""
+    label = f'"{entry.get("manager", "")}"'
+    if entry.get("subresource"):
+        label += f' with subresource "{entry["subresource"]}"'
+    if entry.get("operation") == "Update":
+        label += f" using {entry.get('apiVersion', '')}"
+    return label
+
+
 def conflict_error(conflicts: list[tuple[str, Path]]) -> ApiError:
-    """409 for apply conflicts: (manager, path) pairs, as the API server's field manager reports them."""
+    """409 for apply conflicts: (manager label, path) pairs, as the real field manager reports them."""
     if len(conflicts) == 1:
         manager, path = conflicts[0]
-        message = f'Apply failed with 1 conflict: conflict with "{manager}": {_field(path)}'
+        message = f"Apply failed with 1 conflict: conflict with {manager}: {_field(path)}"
     else:
         lines: list[str] = []
         for name in sorted({m for m, _ in conflicts}):
-            lines.append(f'conflicts with "{name}":')
+            lines.append(f"conflicts with {name}:")
             lines += [f"- {_field(p)}" for m, p in conflicts if m == name]
         message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
     causes = [
-        {"reason": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": _field(p)}
+        {"reason": "FieldManagerConflict", "message": f"conflict with {m}", "field": _field(p)}
         for m, p in conflicts
     ]
     return ApiError(409, message, "Conflict", {"causes": causes})
@@ -147,26 +160,50 @@ def _take_over(
     config: dict[str, Any],
     force: bool,
     defaulted: dict[str, Any],
+    allowed: frozenset[Path] | set[Path] = frozenset(),
 ) -> list[dict[str, Any]]:
-    """``entries`` with the fields ``config`` sets to a new value taken from other apply managers.
+    """``entries`` with the fields ``config`` sets to a new value taken from the other managers.
 
-    Without ``force`` such a field is a conflict (409); a field set to the value it has is shared.
+    Without ``force`` such a field is a conflict (409), unless every conflict is on an ``allowed``
+    path (then the apply is forced); a field set to the value it has is shared.
     """
     wanted = owned_paths(config)
     conflicts: list[tuple[str, Path]] = []
     result: list[dict[str, Any]] = []
     for entry in entries:
-        if entry is mine or entry.get("operation") != "Apply":
-            result.append(entry)
+        if entry is mine or entry.get("subresource"):
+            result.append(entry)  # a subresource's fields (status) are not the main resource's
             continue
         theirs = from_fields_v1(entry.get("fieldsV1") or {})
         contested = sorted(p for p in wanted & theirs if _value(live, p) != _value(defaulted, p))
-        conflicts += [(str(entry.get("manager", "")), p) for p in contested]
-        kept = to_fields_v1(theirs - set(contested)) if contested and force else entry.get("fieldsV1")
-        result.append({**entry, "fieldsV1": kept})
+        conflicts += [(manager_label(entry), p) for p in contested]
+        if contested and force:
+            kept = theirs - set(contested)
+            if kept:  # an entry left with no fields is dropped, as the real server drops it
+                result.append({**entry, "fieldsV1": to_fields_v1(kept)})
+        else:
+            result.append(entry)
     if conflicts and not force:
-        raise conflict_error(conflicts)
+        remaining = [c for c in conflicts if c[1] not in allowed]
+        if remaining:
+            raise conflict_error(remaining)
+        return _take_over(entries, mine, live, config, True, defaulted)
     return result
+
+
+def _last_applied_paths(live: dict[str, Any] | None, manager: str) -> set[Path]:
+    """The conflicts the real server forgives to kubectl's first server-side apply after client-side
+    ones: those on fields of the live object's ``last-applied-configuration`` (only for manager
+    ``kubectl``, so an apply with another ``--field-manager`` still conflicts)."""
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(LAST_APPLIED)
+    if manager != "kubectl" or not isinstance(text, str):
+        return set()
+    try:
+        last = json.loads(text)
+    except ValueError:
+        return set()
+    return owned_paths(last) if isinstance(last, dict) else set()
 
 
 def server_side_apply(
@@ -189,10 +226,11 @@ def server_side_apply(
     entries = _entries(live or {})
     mine = next((e for e in entries if e.get("manager") == manager and e.get("operation") == "Apply"), None)
     defaulted = defaults(config) if defaults is not None else config
-    entries = _take_over(entries, mine, live, config, force, defaulted)
+    allowed = _last_applied_paths(live, manager)
+    entries = _take_over(entries, mine, live, config, force, defaulted, allowed)
     others: set[Path] = set()
     for entry in entries:
-        if entry is not mine and entry.get("operation") == "Apply":
+        if entry is not mine:  # a field another manager (applier or updater) owns stays
             others |= from_fields_v1(entry.get("fieldsV1") or {})
     before = from_fields_v1(mine.get("fieldsV1") or {}) if mine else set()
     now_owned = owned_paths(config)

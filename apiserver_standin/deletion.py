@@ -1,8 +1,12 @@
-"""Deletion: preconditions, finalizers with ``deletionTimestamp``, ownerReference cascade (GC), namespaces.
+"""Deletion: preconditions, finalizers with ``deletionTimestamp``, propagation policies, namespaces.
 
-Garbage collection runs synchronously under the store lock right after an owner is removed, so a
-test sees the cascade as soon as the DELETE returns; the order of events (owner first, then its
-dependents, transitively) is the one a real cluster's background GC produces.
+A DELETE removes an object without finalizers at once. Its propagation policy decides what happens
+to its dependents (objects whose ``ownerReferences`` name its uid), as kube-apiserver and the
+garbage collector do it -- asynchronously (:mod:`apiserver_standin.garbage_collector`):
+``Background`` (the default) removes the owner now and its dependents shortly after; ``Foreground``
+marks the owner (``deletionTimestamp``, finalizer ``foregroundDeletion``) and removes it once the
+dependents that block it are gone; ``Orphan`` marks it (finalizer ``orphan``), strips its
+references from the dependents, then removes it.
 
 A Namespace is deleted as a real cluster deletes it: the DELETE marks it (``deletionTimestamp``,
 ``status.phase: Terminating``), new content is refused with 403, and the namespace controller
@@ -24,6 +28,8 @@ from apiserver_standin.storebase import CRD_RESOURCE, NAMESPACES, StoreState
 Obj = o.Obj
 # The NamespaceLifecycle admission plugin's immortal namespaces.
 UNDELETABLE_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+# The finalizers the API server adds for the Orphan and Foreground propagation policies.
+ORPHAN, FOREGROUND = "orphan", "foregroundDeletion"
 
 
 class DeletingStore(StoreState):
@@ -63,7 +69,12 @@ class DeletingStore(StoreState):
             return o.with_api_version(obj, info), gone
 
     def delete_collection(
-        self, info: ResourceInfo, namespace: str | None, predicate: Predicate | None, dry_run: bool = False
+        self,
+        info: ResourceInfo,
+        namespace: str | None,
+        predicate: Predicate | None,
+        dry_run: bool = False,
+        propagation: str | None = None,
     ) -> list[Obj]:
         gr = info.group_resource
         with self.cond:
@@ -75,34 +86,36 @@ class DeletingStore(StoreState):
                 current = self._lookup(gr, ns, name)  # an earlier cascade may have removed it
                 if current is None or (predicate is not None and not predicate(current)):
                     continue
-                obj = current if dry_run else self._delete_locked(gr, current, None)[0]
+                obj = current if dry_run else self._delete_locked(gr, current, propagation)[0]
                 results.append(o.with_api_version(obj, info))
             return results
 
     def _delete_locked(self, gr: GroupResource, obj: Obj, propagation: str | None) -> tuple[Obj, bool]:
-        uid = str(o.meta(obj)["uid"])
-        if propagation == "Orphan":
-            self._orphan_dependents_locked(uid)
-        elif propagation == "Foreground":
-            # Dependents go first, then the owner (a real server holds the owner with a
-            # foregroundDeletion finalizer meanwhile; here the cascade is immediate).
-            self._collect_dependents_locked(uid)
         m = o.meta(obj)
-        if m.get("finalizers"):
-            if m.get("deletionTimestamp"):
-                return obj, False
-            marked_meta = {**m, "deletionTimestamp": o.now(), "deletionGracePeriodSeconds": 0}
+        finalizers = list(m.get("finalizers") or [])
+        policy_finalizer = {"Orphan": ORPHAN, "Foreground": FOREGROUND}.get(propagation or "")
+        if policy_finalizer is not None and policy_finalizer not in finalizers:
+            # The policy given last wins, as on a real server: the other policy's finalizer goes.
+            finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)] + [policy_finalizer]
+        if not finalizers:
+            return self._finalize_locked(gr, obj), True
+        if m.get("deletionTimestamp") and finalizers == list(m.get("finalizers") or []):
+            return obj, False
+        marked_meta = {**m, "finalizers": finalizers}
+        if not m.get("deletionTimestamp"):
+            marked_meta.update(deletionTimestamp=o.now(), deletionGracePeriodSeconds=0)
             # A real server bumps generation when it first marks an object for deletion.
             marked_meta["generation"] = int(m.get("generation") or 0) + 1
-            return self._record(gr, "MODIFIED", {**obj, "metadata": marked_meta}, obj), False
-        return self._finalize_locked(gr, obj), True
+        if policy_finalizer is not None:
+            self._schedule_gc_locked(str(m["uid"]))
+        return self._record(gr, "MODIFIED", {**obj, "metadata": marked_meta}, obj), False
 
     def _finalize_locked(self, gr: GroupResource, obj: Obj) -> Obj:
         """Remove ``obj`` for good, then garbage-collect what depended on it."""
         removed = self._record(gr, "DELETED", obj, obj)
         if gr == CRD_RESOURCE:
             self._drop_custom_resources_locked(obj)
-        self._collect_dependents_locked(str(o.meta(obj)["uid"]))
+        self._schedule_gc_locked(str(o.meta(obj)["uid"]))  # its dependents go shortly after
         namespace = o.meta(obj).get("namespace")
         if namespace in self._terminating and self._terminating[namespace] <= time.monotonic():
             self._finish_namespace_locked(namespace)  # its last finalizer-held object just went
@@ -149,32 +162,6 @@ class DeletingStore(StoreState):
         current = self._lookup(NAMESPACES, "", namespace)
         if current is not None:
             self._finalize_locked(NAMESPACES, current)
-
-    def _collect_dependents_locked(self, owner_uid: str) -> None:
-        for dep_uid in sorted(self._dependents.pop(owner_uid, set())):
-            found = self._lookup_uid(dep_uid)
-            if found is None:
-                continue
-            dep_gr, dep = found
-            others = o.owner_uids(dep) - {owner_uid}
-            if any(uid in self._by_uid for uid in others):
-                self._strip_owner_locked(dep_gr, dep, owner_uid)  # another owner still holds it
-            else:
-                self._delete_locked(dep_gr, dep, None)
-
-    def _orphan_dependents_locked(self, owner_uid: str) -> None:
-        for dep_uid in sorted(self._dependents.pop(owner_uid, set())):
-            found = self._lookup_uid(dep_uid)
-            if found is not None:
-                self._strip_owner_locked(found[0], found[1], owner_uid)
-
-    def _strip_owner_locked(self, gr: GroupResource, obj: Obj, owner_uid: str) -> None:
-        m = o.meta(obj)
-        refs = [r for r in m.get("ownerReferences") or [] if r.get("uid") != owner_uid]
-        new_meta = {k: v for k, v in m.items() if k != "ownerReferences"}
-        if refs:
-            new_meta["ownerReferences"] = refs
-        self._record(gr, "MODIFIED", {**obj, "metadata": new_meta}, obj)
 
     def _drop_custom_resources_locked(self, crd: Obj) -> None:
         # Uninstall first: the resource disappears from discovery and its URLs answer 404 at once.

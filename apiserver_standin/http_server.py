@@ -176,7 +176,7 @@ class Handler(BaseHTTPRequestHandler):
                 if error is not None and not (rule is not None and rule.commit and info.is_write):
                     raise error
                 content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-                req = ApiRequest(info, query, content_type, body)
+                req = ApiRequest(info, query, content_type, body, self.headers.get("User-Agent", ""))
                 resource = resolve(app.registry, info)
                 if info.verb == "watch":
                     validate_watch(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from apiserver_standin.errors import invalid
@@ -201,3 +202,30 @@ class Registry:
 
     def served_by_group_resource(self, group: str, plural: str) -> list[ResourceInfo]:
         return [i for i in self.all() if i.group == group and i.plural == plural]
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def with_crd_status(crd: dict[str, Any]) -> dict[str, Any]:
+    """``crd`` with the status the apiextensions controller gives an accepted, established CRD."""
+    spec = crd.get("spec") or {}
+    condition = {"status": "True", "lastTransitionTime": _now(), "message": "", "reason": ""}
+    status = {
+        "acceptedNames": spec.get("names") or {},
+        "storedVersions": [v.get("name") for v in spec.get("versions") or [] if v.get("storage")],
+        "conditions": [
+            {**condition, "type": "NamesAccepted", "reason": "NoConflicts", "message": "no conflicts found"},
+            {
+                **condition,
+                "type": "Established",
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+            },
+        ],
+    }
+    old = crd.get("status") or {}
+    if {**old, "conditions": None} == {**status, "conditions": None} and old.get("conditions"):
+        return crd  # keep the original transition times
+    return {**crd, "status": status}

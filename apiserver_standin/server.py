@@ -51,12 +51,16 @@ class StandinApiServer:
         default_watch_timeout: float = 1800.0,
         fault_seed: int | None = None,
         namespace_cleanup_delay: float = 0.5,
+        gc_delay: float = 0.1,
     ) -> None:
         self.registry = Registry()
         self.store = Store(self.registry, watch_log_size)
         # How long a deleted Namespace stays Terminating with its contents before the namespace
         # controller empties it: a real one takes a moment too, which ``kubectl delete -f`` relies on.
         self.store.namespace_cleanup_delay = namespace_cleanup_delay
+        # How long after an owner's deletion the garbage collector looks at its dependents: a real
+        # one is asynchronous too, so tests must wait for the cascade as they would on a cluster.
+        self.store.gc_delay = gc_delay
         self.faults = FaultInjector(fault_seed)
         self.counter = RequestCounter()
         self.watch_settings = WatchSettings(default_watch_timeout, bookmark_interval)
@@ -104,18 +108,26 @@ class StandinApiServer:
         self.httpd.serve_forever(poll_interval=0.1)
 
     def _reap_namespaces(self) -> None:
-        """The namespace controller: empties and removes deleted Namespaces once they are due."""
+        """The controllers' thread: the namespace controller and the garbage collector, each pass
+        as soon as something is due (or the store signals new work)."""
+        wakeup = self.store.controllers_wakeup
         while not self.stopping.is_set():
-            try:
-                due = self.store.reap_namespaces()
-            except Exception:  # a bug here must not stop namespace deletion for good: report, go on
-                traceback.print_exc(file=sys.stderr)
-                due = None
-            self.stopping.wait(0.25 if due is None else min(max(due, 0.01), 0.25))
+            wakeup.clear()  # before the passes: work scheduled during them wakes the next wait
+            dues: list[float] = []
+            for controller in (self.store.reap_namespaces, self.store.collect_garbage):
+                try:
+                    due = controller()
+                except Exception:  # a bug here must not stop the controllers for good: report, go on
+                    traceback.print_exc(file=sys.stderr)
+                    due = None
+                if due is not None:
+                    dues.append(due)
+            wakeup.wait(min([max(due, 0.005) for due in dues] + [0.25]))
 
     def stop(self) -> None:
         """Stop serving: hung requests are released, watch streams and keep-alive connections cut."""
         self.stopping.set()
+        self.store.controllers_wakeup.set()
         self.faults.clear()
         self.store.wake_all()
         if self._thread is not None:

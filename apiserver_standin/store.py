@@ -2,7 +2,8 @@
 
 One lock (inside ``self.cond``) guards everything. Stored objects are immutable dicts: a write builds
 a new dict, so readers and watch streams can serialise objects after releasing the lock.
-Deletion (finalizers, ownerReference cascade) lives in :mod:`apiserver_standin.deletion`.
+Deletion (finalizers, propagation) lives in :mod:`apiserver_standin.deletion`, the ownerReference
+cascade in :mod:`apiserver_standin.garbage_collector`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 
 from apiserver_standin import admission
 from apiserver_standin import objects as o
-from apiserver_standin.deletion import DeletingStore
 from apiserver_standin.errors import (
     already_exists,
     bad_request,
@@ -24,7 +24,9 @@ from apiserver_standin.errors import (
     not_found,
     stale_conflict,
 )
-from apiserver_standin.registry import GroupResource, ResourceInfo, resources_from_crd
+from apiserver_standin.garbage_collector import CollectingStore
+from apiserver_standin.managed_fields import record_update
+from apiserver_standin.registry import GroupResource, ResourceInfo, resources_from_crd, with_crd_status
 from apiserver_standin.selectors import Predicate
 from apiserver_standin.storebase import CRD_RESOURCE, NAMESPACES
 
@@ -52,7 +54,7 @@ def _decode_continue(token: str) -> tuple[str, str]:
         raise bad_request(f"continue key is not valid: {exc}") from exc
 
 
-class Store(DeletingStore):
+class Store(CollectingStore):
     """Reads and writes; see :class:`StoreState` for the state and the locking rules."""
 
     # --- reads -----------------------------------------------------------------------------------
@@ -97,11 +99,22 @@ class Store(DeletingStore):
 
     # --- writes ----------------------------------------------------------------------------------
 
-    def create(self, info: ResourceInfo, namespace: str, body: Obj, dry_run: bool = False) -> Obj:
+    def create(
+        self, info: ResourceInfo, namespace: str, body: Obj, dry_run: bool = False, manager: str = ""
+    ) -> Obj:
+        """``manager``: the field manager recorded for the write (none: not recorded)."""
         with self.cond:
-            return self._create_locked(info, namespace, body, dry_run)
+            return self._create_locked(info, namespace, body, dry_run, manager)
 
-    def _create_locked(self, info: ResourceInfo, namespace: str, body: Obj, dry_run: bool) -> Obj:
+    def _create_locked(
+        self,
+        info: ResourceInfo,
+        namespace: str,
+        body: Obj,
+        dry_run: bool,
+        manager: str = "",
+        managed: bool = False,
+    ) -> Obj:
         body = o.require_object(body)
         o.check_kind(info, body)
         metadata = dict(o.meta(body))
@@ -129,6 +142,8 @@ class Store(DeletingStore):
         obj = admission.admit(info, self._on_create(gr, obj), None)
         if gr == CRD_RESOURCE:
             resources_from_crd(obj)  # 422 for a malformed CRD, before anything is stored
+        if not managed:
+            obj = record_update(None, obj, manager, "", o.now())
         if dry_run:
             return obj
         stored = self._record(gr, "ADDED", obj, None)
@@ -141,7 +156,7 @@ class Store(DeletingStore):
             spec = {**(obj.get("spec") or {}), "finalizers": ["kubernetes"]}
             return {**obj, "spec": spec, "status": {"phase": "Active"}}
         if gr == CRD_RESOURCE:
-            return _with_crd_status(obj)
+            return with_crd_status(obj)
         return obj
 
     def update(
@@ -152,6 +167,7 @@ class Store(DeletingStore):
         body: Obj,
         subresource: str = "",
         dry_run: bool = False,
+        manager: str = "",
     ) -> Obj:
         body = o.require_object(body)
         o.check_kind(info, body)
@@ -172,7 +188,7 @@ class Store(DeletingStore):
                     name,
                     [("metadata.resourceVersion", "Invalid value: 0x0: must be specified for an update")],
                 )
-            return self._replace_locked(info, current, body, subresource, dry_run)
+            return self._replace_locked(info, current, body, subresource, dry_run, manager=manager)
 
     def patch(
         self,
@@ -184,6 +200,7 @@ class Store(DeletingStore):
         dry_run: bool = False,
         create_if_missing: bool = False,
         owns_managed_fields: bool = False,
+        manager: str = "",
     ) -> tuple[Obj, bool]:
         """Apply ``transform`` to the stored object under the lock; returns (object, created).
 
@@ -196,14 +213,14 @@ class Store(DeletingStore):
                     raise not_found(info.group, info.plural, name)
                 body = transform(None)
                 body = {**body, "metadata": {**o.meta(body), "name": name}}
-                return self._create_locked(info, namespace, body, dry_run), True
+                return self._create_locked(info, namespace, body, dry_run, manager, owns_managed_fields), True
             patched = o.require_object(transform(o.with_api_version(current, info)))
             o.check_kind(info, patched)
             if o.meta(patched).get("name", name) != name:
                 raise bad_request("metadata.name cannot be changed by a patch")
             o.check_namespace(info, namespace, patched)
             return self._replace_locked(
-                info, current, patched, subresource, dry_run, owns_managed_fields
+                info, current, patched, subresource, dry_run, owns_managed_fields, manager
             ), False
 
     def _replace_locked(
@@ -214,6 +231,7 @@ class Store(DeletingStore):
         subresource: str,
         dry_run: bool,
         managed: bool = False,
+        manager: str = "",
     ) -> Obj:
         cur_meta = o.meta(current)
         body_rv = o.meta(new).get("resourceVersion")
@@ -232,12 +250,14 @@ class Store(DeletingStore):
             merged["metadata"]["generation"] = int(cur_meta.get("generation") or 0) + 1
         gr = info.group_resource
         if gr == CRD_RESOURCE:
-            merged = _with_crd_status(merged)
+            merged = with_crd_status(merged)
             resources_from_crd(merged)  # validates before anything is stored
         if merged == current or (managed and _without_apply_times(merged) == _without_apply_times(current)):
             # A no-op write: no new resourceVersion, no event. An apply that re-sends what the
             # stored object has (the server's defaults included) changes only its entry's time.
             return o.with_api_version(current, info)
+        if not managed:
+            merged = record_update(current, merged, manager, subresource, o.now())
         if dry_run:
             return o.with_api_version(merged, info)
         stored = self._record(gr, "MODIFIED", merged, current)
@@ -261,6 +281,13 @@ def _merge_update(info: ResourceInfo, current: Obj, new: Obj, subresource: str, 
     metadata = {k: v for k, v in o.meta(new).items() if k not in system}
     metadata.update({k: cur_meta[k] for k in system if k in cur_meta})
     metadata.update(name=cur_meta["name"], resourceVersion=cur_meta["resourceVersion"])
+    sent = o.meta(new).get("managedFields")
+    if not managed and sent and sent != cur_meta.get("managedFields"):
+        # A write may set managedFields (kubectl's client-side to server-side apply upgrade does);
+        # ``[{}]`` clears them, an empty list leaves them as they are -- as the real server does.
+        metadata.pop("managedFields", None)
+        if sent != [{}]:
+            metadata["managedFields"] = sent
     if "namespace" in cur_meta:
         metadata["namespace"] = cur_meta["namespace"]
     merged = {**new, "apiVersion": current["apiVersion"], "kind": current["kind"], "metadata": metadata}
@@ -274,25 +301,3 @@ def _merge_update(info: ResourceInfo, current: Obj, new: Obj, subresource: str, 
 def _without_apply_times(obj: Obj) -> Obj:
     entries = [{k: v for k, v in e.items() if k != "time"} for e in o.meta(obj).get("managedFields") or []]
     return {**obj, "metadata": {**o.meta(obj), "managedFields": entries}}
-
-
-def _with_crd_status(crd: Obj) -> Obj:
-    spec = crd.get("spec") or {}
-    condition = {"status": "True", "lastTransitionTime": o.now(), "message": "", "reason": ""}
-    status = {
-        "acceptedNames": spec.get("names") or {},
-        "storedVersions": [v.get("name") for v in spec.get("versions") or [] if v.get("storage")],
-        "conditions": [
-            {**condition, "type": "NamesAccepted", "reason": "NoConflicts", "message": "no conflicts found"},
-            {
-                **condition,
-                "type": "Established",
-                "reason": "InitialNamesAccepted",
-                "message": "the initial names have been accepted",
-            },
-        ],
-    }
-    old = crd.get("status") or {}
-    if {**old, "conditions": None} == {**status, "conditions": None} and old.get("conditions"):
-        return crd  # keep the original transition times
-    return {**crd, "status": status}

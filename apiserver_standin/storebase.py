@@ -8,6 +8,7 @@ blocked on the network.
 from __future__ import annotations
 
 import threading
+import time
 
 from apiserver_standin import objects as o
 from apiserver_standin.registry import GroupResource, Registry
@@ -32,6 +33,11 @@ class StoreState:
         # namespaces being terminated -> when the namespace controller empties them (monotonic)
         self._terminating: dict[str, float] = {}
         self.namespace_cleanup_delay = 0.0
+        # owner uids the garbage collector is to look at -> when (monotonic); see garbage_collector.py
+        self._gc_due: dict[str, float] = {}
+        self.gc_delay = 0.0
+        # Set when a controller (namespace, garbage collector) has work: its thread wakes at once.
+        self.controllers_wakeup = threading.Event()
 
     def current_rv(self) -> int:
         with self.cond:
@@ -84,6 +90,13 @@ class StoreState:
             if self._rv <= after_rv and timeout > 0:
                 self.cond.wait(timeout)
             return self.log.since(after_rv), self._rv
+
+    def _schedule_gc_locked(self, uid: str, delay: float | None = None) -> None:
+        """Have the garbage collector look at ``uid`` (a removed owner, or one held by
+        ``orphan``/``foregroundDeletion``) after ``delay`` (default: ``gc_delay``)."""
+        due = time.monotonic() + (self.gc_delay if delay is None else delay)
+        self._gc_due[uid] = min(due, self._gc_due.get(uid, due))
+        self.controllers_wakeup.set()
 
     def wake_all(self) -> None:
         with self.cond:

@@ -3,45 +3,75 @@
 The stand-in validates every write as kube-apiserver does (the vendored CRDs' schemas and CEL
 rules, the built-in checks), so these are the refusals a real cluster would give for the same
 LLMInferenceService: the pass fails with the API's message in the conditions, and nothing is stored.
+A write the router itself knows the API would refuse (a route over Gateway API's match limit) is
+not sent at all, and the status says why.
 """
 
 from __future__ import annotations
 
-from router_core.kube import LLMISVC_CONFIG, SERVICE
+from router_core.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
 from tests.integration import world
 from tests.integration.harness import running_stack
+from workflows.models import workflow_id
 
 NAME = "opt"
 
 
-def scheduler_config_without_epp_ports(namespace: str) -> dict[str, object]:
-    """A namespace's own well-known scheduler config (it wins over the system namespace's) whose EPP
-    container exposes none of the ports the EPP Service carries (grpc, grpc-health, metrics, zmq)."""
-    container = {"name": "main", "image": "epp:1", "ports": [{"name": "admin", "containerPort": 9000}]}
-    pool = {
-        "spec": {
-            "endpointPickerRef": {"kind": "Service", "name": f"{NAME}-epp-service", "port": {"number": 9002}},
-            "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
-            "targetPorts": [{"number": 8000}],
-        }
-    }
+def scheduler_without_epp_ports() -> dict[str, object]:
+    container = {"name": "epp", "image": "epp:1", "ports": [{"name": "admin", "containerPort": 9000}]}
+    return {"route": {}, "gateway": {}, "scheduler": {"template": {"containers": [container]}}}
+
+
+def scheduler_config_without_epp_ports() -> dict[str, object]:
+    """KServe's scheduler config as a cluster may carry it (it replaces the built-in copy, whose
+    container declares the EPP ports), with a container that declares none of them."""
     return {
-        "apiVersion": LLMISVC_CONFIG.api_version,
+        "apiVersion": "serving.kserve.io/v1alpha2",
         "kind": "LLMInferenceServiceConfig",
-        "metadata": {"name": "kserve-config-llm-scheduler", "namespace": namespace},
-        "spec": {"router": {"scheduler": {"pool": pool, "template": {"containers": [container]}}}},
+        "metadata": {"name": "kserve-config-llm-scheduler", "namespace": world.KSERVE_NAMESPACE},
+        "spec": {"router": scheduler_without_epp_ports()},
     }
 
 
 async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(temporal):
     async with running_stack(temporal) as stack:
-        await stack.create(LLMISVC_CONFIG, scheduler_config_without_epp_ports(stack.namespace))
-        await stack.create_service(NAME)
+        await stack.create(LLMISVC_CONFIG, scheduler_config_without_epp_ports())
+        await stack.create_service(NAME, router=scheduler_without_epp_ports())
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
-
         assert state.last is not None and state.last.outcome == "failed", state.last
         refusal = f'Service "{world.epp_service_name(NAME)}" is invalid: spec.ports: Required value'
         messages = [c.get("message") or "" for c in (await stack.conditions(NAME)).values()]
         assert any(refusal in m for m in messages), messages
         assert await stack.get(SERVICE, world.epp_service_name(NAME)) is None
+
+
+def service_with_adapters(name: str, namespace: str, count: int) -> dict[str, object]:
+    svc = world.service(name, namespace)
+    adapters = [{"name": f"adapter-{i}"} for i in range(count)]
+    svc["spec"]["model"]["lora"] = {"adapters": adapters}
+    return svc
+
+
+async def test_a_route_over_gateway_apis_match_limit_is_reported_in_status_not_written(temporal):
+    """The product behaviour (issue 9's decision): the router counts the matches itself and never
+    sends the route, so the HTTPRoute CRD's CEL rule (the stand-in's 422) is not reached. With the
+    presets and model-based routing, the managed route has 5 path matches and 9 model-header matches;
+    each adapter adds a copy of the 9: 13 adapters make 5 + 9 x 14 = 131 > 128."""
+    stack_name = "lora"
+    async with running_stack(temporal) as stack:
+        stack.workflow_ids.add(workflow_id(stack.namespace, stack_name))
+        await stack.create(LLMISVC, service_with_adapters(stack_name, stack.namespace, 13))
+        handle = await stack.start_workflow(stack_name)
+        state = await stack.passes(handle, 1)
+
+        assert state.last is not None and state.last.outcome == "failed", state.last
+        route = world.route_name(stack_name)
+        cond = (await stack.conditions(stack_name))["HTTPRoutesReady"]
+        assert cond["status"] == "False" and cond["reason"] == "HTTPRouteReconcileError", cond
+        assert cond["message"].startswith(
+            f"Failed to reconcile HTTPRoute: HTTPRoute {stack.namespace}/{route} would have 131 matches "
+            "across its rules, more than the 128 Gateway API allows"
+        ), cond
+        assert await stack.get(HTTPROUTE, route) is None
+        assert stack.worker_writes("httproutes") == 0

@@ -12,10 +12,12 @@ from temporalio.client import WorkflowExecutionStatus
 from apiserver_standin.testing import running_gateway_controller
 from router_core.kube import (
     CONFIGMAP,
+    DEPLOYMENT,
     GATEWAY,
     HTTPROUTE,
     LLMISVC,
     POOL_V1_GROUP,
+    ResourceType,
 )
 from tests.history import activity_names
 from tests.integration import world
@@ -30,6 +32,11 @@ from tests.integration.harness import (
 )
 from tests.integration.world import Wire
 from workflows.models import WorkflowState
+
+
+async def _gone(stack: Stack, type_: ResourceType, name: str) -> bool:
+    return await stack.get(type_, name) is None
+
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -122,6 +129,12 @@ async def test_service_deleted_and_created_again_is_reconciled_by_a_new_workflow
 
         await stack.delete(LLMISVC, NAME)
         await asyncio.wait_for(handle.result(), 20)
+        # The garbage collector removes the old service's objects in the background: wait for it, as
+        # one would on a real cluster, before creating the same names again.
+        await until(
+            lambda: _gone(stack, DEPLOYMENT, world.scheduler_name(NAME)), "the old Deployment collected"
+        )
+        await until(lambda: _gone(stack, HTTPROUTE, world.route_name(NAME)), "the old HTTPRoute collected")
         recreated = await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
 

@@ -11,6 +11,7 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import StandinProcess, running_apiserver, running_apiserver_process
 
 from .helpers import free_port
+from .kubectl_session import kubectl, ns  # noqa: F401  (fixtures of the kubectl test modules)
 
 
 @pytest.fixture

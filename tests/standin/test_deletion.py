@@ -67,10 +67,14 @@ def test_deleting_an_owner_deletes_its_dependents_transitively(core, custom):
     custom.delete_namespaced_custom_object(
         "serving.kserve.io", "v1alpha2", "default", "llminferenceservices", "m"
     )
-    assert names(custom, "httproutes") == []
-    remaining = [c.metadata.name for c in core.list_namespaced_config_map("default").items]
-    assert remaining == [unrelated.metadata.name]
-    assert grandchild.metadata.name not in remaining
+    # The garbage collector works in the background: wait for the cascade, as on a real cluster.
+    eventually(lambda: names(custom, "httproutes") == [])
+
+    def remaining() -> list[str]:
+        return [c.metadata.name for c in core.list_namespaced_config_map("default").items]
+
+    eventually(lambda: remaining() == [unrelated.metadata.name])
+    assert grandchild.metadata.name not in remaining()
 
 
 def test_a_dependent_with_finalizers_is_marked_not_removed_by_the_cascade(custom):
@@ -79,9 +83,12 @@ def test_a_dependent_with_finalizers_is_marked_not_removed_by_the_cascade(custom
     body["metadata"]["finalizers"] = ["hold"]
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", body)
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "g")
-    assert custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")["metadata"][
-        "deletionTimestamp"
-    ]
+    marked = eventually(
+        lambda: custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")["metadata"].get(
+            "deletionTimestamp"
+        )
+    )
+    assert marked
 
 
 def test_a_dependent_that_another_live_owner_holds_survives_without_the_deleted_owner(custom):
@@ -89,18 +96,25 @@ def test_a_dependent_that_another_live_owner_holds_survives_without_the_deleted_
     b = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("b"))
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", owned_by(route("r"), a, b))
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "a")
-    refs = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")["metadata"][
-        "ownerReferences"
-    ]
-    assert [r["name"] for r in refs] == ["b"]
+
+    def owners() -> list[str]:
+        meta = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")["metadata"]
+        return [r["name"] for r in meta["ownerReferences"]]
+
+    eventually(lambda: owners() == ["b"])
 
 
 def test_orphan_propagation_keeps_dependents_and_strips_the_owner_reference(custom):
     owner = custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("g"))
     custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", owned_by(route("r"), owner))
     custom.delete_namespaced_custom_object(*GATEWAY, "default", "gateways", "g", propagation_policy="Orphan")
-    kept = custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")
-    assert "ownerReferences" not in kept["metadata"]
+    kept = eventually(
+        lambda: (
+            "ownerReferences"
+            not in custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")["metadata"]
+        )
+    )
+    assert kept
 
 
 def test_a_delete_precondition_that_does_not_match_is_409(custom):
