@@ -191,6 +191,9 @@ class SimulatedGatewayController:
             except Exception:  # a failed write (fault injection, conflict): try again shortly
                 if not self.stopping.wait(0.1):
                     self._dirty.set()
+            # Changes that arrive meanwhile make one more round, not one round each: every round reads
+            # every route and pool, and it runs in the stand-in's own process.
+            self.stopping.wait(self.config.min_round_seconds)
 
     def reconcile_once(self) -> int:
         """One pass over the cached world; returns how many status writes it made."""

@@ -28,6 +28,8 @@ class ControllerConfig:
     reject_gateways: bool | frozenset[str] = False
     reject_routes: bool | frozenset[str] = False
     lag_seconds: float = 0.0
+    # The least time between two rounds over every route and pool (changes meanwhile are batched).
+    min_round_seconds: float = 0.05
     # Which gateways' status to write: None means every Gateway (no real GatewayClass needed).
     gateway_class_names: frozenset[str] | None = field(default=None)
 

@@ -274,8 +274,13 @@ class ResourceWatch:
         raise _FailedError(f"GET {path}: HTTP {response.status}: {_message(data)}")
 
     def _stamp(self, obj: Wire) -> Wire:
-        """List items come without apiVersion/kind; put them back so every object stands alone."""
+        """List items come without apiVersion/kind; put them back so every object stands alone. The
+        ``managedFields`` are dropped, as client-go informers' usual transform does: no pass reads them,
+        and they are often the larger part of an object kept in memory for every service."""
         resource = self.target.resource
+        meta = obj.get("metadata") or {}
+        if "managedFields" in meta:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
         if obj.get("apiVersion") == resource.api_version and obj.get("kind") == resource.kind:
             return obj
         return {**obj, "apiVersion": resource.api_version, "kind": resource.kind}

@@ -171,3 +171,11 @@ def test_worker_targets_are_the_watchers_plus_the_services(server):
 )
 def test_resource_versions_compare_as_integers_when_they_are(version, wanted, expected):
     assert at_least(version, wanted) is expected
+
+
+def test_the_cache_keeps_objects_without_their_managed_fields(server, cache):
+    api = KubeClusterApi(server.client)
+    created = api.create(HTTPROUTE, route("r"))
+    assert created["metadata"].get("managedFields"), "the API server records who set which field"
+    until(lambda: cache.get(HTTPROUTE, NS, "r") is not None, "the route in the cache")
+    assert "managedFields" not in cache.get(HTTPROUTE, NS, "r")["metadata"]
