@@ -36,11 +36,3 @@ def not_met_message(missing: list[str]) -> str:
     """The condition message: which resources to install, ending like KServe's sentinel error."""
     return f"required CRDs are not installed: {', '.join(missing)}: {NOT_MET}"
 
-
-def missing_for_stored(svc: LLMInferenceService, installed: frozenset[ResourceType]) -> list[str]:
-    """:func:`missing_requirements` for a service as stored, i.e. before the router presets are merged
-    (a preset can make a scheduler managed). The presets' configuration does not change what is needed."""
-    from router_core import presets  # presets import the route rules; keep this module light
-    from router_core.config import RouterConfig
-
-    return missing_requirements(presets.apply_router_presets(svc, RouterConfig()), installed)
