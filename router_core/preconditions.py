@@ -35,4 +35,3 @@ def missing_requirements(svc: LLMInferenceService, installed: frozenset[Resource
 def not_met_message(missing: list[str]) -> str:
     """The condition message: which resources to install, ending like KServe's sentinel error."""
     return f"required CRDs are not installed: {', '.join(missing)}: {NOT_MET}"
-
