@@ -11,6 +11,7 @@ status is that one activity, and reads nothing from the API.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,7 +42,7 @@ from activities.models import (
 from cluster_cache.model import SeenVersion
 from router_core import passes, phases
 from router_core.config import Environment
-from router_core.kube import LLMISVC
+from router_core.kube import LLMISVC, ResourceType
 from router_core.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from router_core.passes import PassPlan
 from router_core.phases import WriteOp
@@ -152,21 +153,24 @@ class RouterActivities:
                 )
             for late in behind:
                 # The watch is slow: read what the trigger saw from the API instead of planning on less.
-                found = self.api.get(late.type, late.namespace, late.name)
-                if found is None:
-                    self.view.observe_deleted(late.type, late.namespace, late.name)
-                else:
-                    self.view.observe(late.type, found)
+                self._read_live(late.type, late.namespace, late.name)
 
     def _read_service(self, reader: CachedReader, key: ServiceKey) -> Wire | None:
         raw = reader.get(LLMISVC, key.namespace, key.name)
         if raw is None:
             # Absent from the cache: make sure from the API before the workflow ends for good.
             reader.live_reads += 1
-            raw = self.api.get(LLMISVC, key.namespace, key.name)
-            if raw is not None:
-                self.view.observe(LLMISVC, raw)
+            raw = self._read_live(LLMISVC, key.namespace, key.name)
         return raw
+
+    def _read_live(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
+        """Read an object from the API and record the answer in the cache (found, or deleted)."""
+        found = self.api.get(type_, namespace, name)
+        if found is None:
+            self.view.observe_deleted(type_, namespace, name)
+        else:
+            self.view.observe(type_, found)
+        return found
 
     # --- writes --------------------------------------------------------------------------------------
 
@@ -223,14 +227,8 @@ class RouterActivities:
     def _refresh(self, op: WriteOp) -> None:
         """After a lost race, put the live object in the cache so the re-plan starts from it."""
         key = op.key()
-        try:
-            found = self.api.get(key.type, key.namespace, key.name)
-        except ApiError:
-            return  # the re-plan waits for the watch instead
-        if found is None:
-            self.view.observe_deleted(key.type, key.namespace, key.name)
-        else:
-            self.view.observe(key.type, found)
+        with contextlib.suppress(ApiError):  # unanswered: the re-plan waits for the watch instead
+            self._read_live(key.type, key.namespace, key.name)
 
     # --- status --------------------------------------------------------------------------------------
 
@@ -272,10 +270,9 @@ class RouterActivities:
                 meta = raw.get("metadata") or {}
                 if err.status != 409 or attempt == STATUS_CONFLICT_RETRIES:
                     raise
-                latest = self.api.get(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
+                latest = self._read_live(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
                 if latest is None or (latest.get("metadata") or {}).get("uid") != meta.get("uid"):
                     return False  # gone or replaced meanwhile: nothing of ours to write
-                self.view.observe(LLMISVC, latest)
                 raw = latest
                 continue
             self.view.observe(LLMISVC, written)

@@ -17,9 +17,7 @@ from cluster_cache.watch_loop import ApiClient
 from router_core import kube, naming
 from router_core.config import CONFIGMAP_NAME, Environment
 
-PART_OF_LABEL = "app.kubernetes.io/part-of"
-PART_OF_VALUE = "llminferenceservice"
-MANAGED_SELECTOR = f"{PART_OF_LABEL}={PART_OF_VALUE}"
+MANAGED_SELECTOR = f"{naming.PART_OF_LABEL}={naming.PART_OF_VALUE}"
 
 
 def dependent_targets(namespaces: Sequence[str], env: Environment) -> list[WatchTarget]:
