@@ -16,7 +16,6 @@ COPY workflows/ workflows/
 COPY worker/ worker/
 COPY watcher/ watcher/
 COPY llmisvc_router/ llmisvc_router/
-COPY apiserver_standin/ apiserver_standin/
 RUN uv sync --frozen --no-dev --no-editable
 
 FROM python:3.11-slim

@@ -2,6 +2,10 @@
 
 The subcommand modules import Temporal, the Kubernetes client and the rest; they are imported inside
 ``main`` so that an interrupt during start-up ends quietly like one later on.
+
+Commands of other installed distributions register through the ``llmisvc_router.commands`` entry-point
+group: the dev stack (devstack/, a development dependency) adds ``dev`` and ``apiserver`` that way, so
+the product as installed in the image has neither and never imports the API server stand-in.
 """
 
 from __future__ import annotations
@@ -11,14 +15,16 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 
 Handler = Callable[[argparse.Namespace], int]
 EXIT_INTERRUPTED = 130  # worker.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
+#: Entry points whose value is ``register(commands)``, called after the product's own commands.
+COMMANDS_GROUP = "llmisvc_router.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from apiserver_standin import cli as apiserver_command
-    from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
+    from llmisvc_router import orchestrator_commands, plan_command, search_attributes_command
     from watcher import cli as watch_command
     from worker import exit_codes
 
@@ -33,8 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     orchestrator_commands.register(commands)
     watch_command.register(commands)
     search_attributes_command.register(commands)
-    dev_command.register(commands)
-    apiserver_command.register(commands)
+    for entry in entry_points(group=COMMANDS_GROUP):
+        entry.load()(commands)
     return parser
 
 
