@@ -9,6 +9,9 @@ cache when something changed (at most every ``interval`` seconds), writes only w
 the Deployments it created when the scheduler goes away or the service is stopped or deleted. A cache,
 not a poll of every object: at a thousand services, listing them all twice a second was a good part of
 the stand-in's time.
+
+It talks to the API with the official client's ``CustomObjectsApi`` (which serves any group, apps/v1
+included), as an outside controller would: nothing of the product but the core's derived names.
 """
 
 from __future__ import annotations
@@ -16,19 +19,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
 
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from apiserver_standin.gateway_controller import Informer
 from router_core import naming
-from router_core.kube import DEPLOYMENT, LLMISVC
 
 Obj = dict[str, Any]
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "standin-workload-controller"
+#: (group, version, plural) of what the controller reads and writes.
+SERVICES = ("serving.kserve.io", "v1alpha2", "llminferenceservices")
+SERVICE_KIND = ("serving.kserve.io/v1alpha2", "LLMInferenceService")
+DEPLOYMENTS = ("apps", "v1", "deployments")
 
 
 def wants_scheduler(svc: Obj) -> bool:
@@ -76,17 +81,12 @@ def scheduler_deployment(svc: Obj) -> Obj:
 
 class SimulatedWorkloadController:
     def __init__(self, api_client: k8s.ApiClient, interval: float = 0.5) -> None:
-        self.api = KubeClusterApi(api_client)
+        self.api = k8s.CustomObjectsApi(api_client)
         self.interval = interval
         self.stopping = threading.Event()
         self._dirty = threading.Event()
-        custom = k8s.CustomObjectsApi(api_client)
-        self._services = Informer(
-            custom, (LLMISVC.group, LLMISVC.version, LLMISVC.plural), self._dirty.set, self.stopping
-        )
-        self._deployments = Informer(
-            custom, (DEPLOYMENT.group, DEPLOYMENT.version, DEPLOYMENT.plural), self._dirty.set, self.stopping
-        )
+        self._services = Informer(self.api, SERVICES, self._dirty.set, self.stopping)
+        self._deployments = Informer(self.api, DEPLOYMENTS, self._dirty.set, self.stopping)
         self._thread = threading.Thread(target=self._loop, name="workload-controller", daemon=True)
 
     def start(self) -> Self:
@@ -115,9 +115,11 @@ class SimulatedWorkloadController:
     def reconcile_once(self, services: list[Obj] | None = None, deployments: list[Obj] | None = None) -> None:
         """One round over ``services`` and ``deployments`` (the cache's; listed from the API when None)."""
         if services is None:
-            services = self.api.list_objects(LLMISVC, "", {})
+            api_version, kind = SERVICE_KIND
+            listed = self._list(SERVICES)
+            services = [{"apiVersion": api_version, "kind": kind, **svc} for svc in listed]
         if deployments is None:
-            deployments = self.api.list_objects(DEPLOYMENT, "", {MANAGED_BY: MANAGER})
+            deployments = self._list(DEPLOYMENTS, f"{MANAGED_BY}={MANAGER}")
         wanted = {}
         for svc in services:
             self._quietly(self._mark_workloads_ready, svc)
@@ -127,23 +129,45 @@ class SimulatedWorkloadController:
         managed = [d for d in deployments if (d["metadata"].get("labels") or {}).get(MANAGED_BY) == MANAGER]
         existing = {_key(d): d for d in managed}
         for namespace, name in existing.keys() - wanted.keys():
-            self._quietly(self.api.delete, DEPLOYMENT, namespace, name)
+            self._quietly(self._delete, DEPLOYMENTS, namespace, name)
         for key, deployment in wanted.items():
             self._quietly(self._keep_ready, existing.get(key), deployment)
 
     def _keep_ready(self, current: Obj | None, deployment: Obj) -> None:
-        current = current or self.api.create(DEPLOYMENT, deployment)
+        if current is None:
+            namespace = deployment["metadata"]["namespace"]
+            current = cast(
+                Obj, self.api.create_namespaced_custom_object(*_in(DEPLOYMENTS, namespace), deployment)
+            )
         if not (current.get("status") or {}).get("availableReplicas"):
             ready = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
-            self._deployments.put(self.api.replace_status(DEPLOYMENT, {**current, "status": ready}))
+            self._deployments.put(self._replace_status(DEPLOYMENTS, {**current, "status": ready}))
 
     def _quietly(self, write: Callable[..., object], *args: Any) -> None:
         """One object's write; a refusal (a conflict with a newer version, not installed yet) is retried
         in the next round instead of ending this one for every other object."""
         try:
             write(*args)
-        except ApiError:
+        except ApiException:
             self._dirty.set()
+
+    def _list(self, gvr: tuple[str, str, str], label_selector: str = "") -> list[Obj]:
+        listed = cast(Obj, self.api.list_cluster_custom_object(*gvr, label_selector=label_selector))
+        return list(listed.get("items") or [])
+
+    def _delete(self, gvr: tuple[str, str, str], namespace: str, name: str) -> None:
+        try:
+            self.api.delete_namespaced_custom_object(*_in(gvr, namespace), name)
+        except ApiException as err:
+            if err.status != 404:  # gone already: what was wanted
+                raise
+
+    def _replace_status(self, gvr: tuple[str, str, str], obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        replaced = self.api.replace_namespaced_custom_object_status(
+            *_in(gvr, meta["namespace"]), meta["name"], obj
+        )
+        return cast(Obj, replaced)
 
     def _mark_workloads_ready(self, svc: Obj) -> None:
         """What KServe's workload reconciler reports once the model server runs (a conflict: next round)."""
@@ -156,11 +180,17 @@ class SimulatedWorkloadController:
             **(svc.get("status") or {}),
             "conditions": sorted([*others, ready], key=lambda c: c["type"]),
         }
-        self._services.put(self.api.replace_status(LLMISVC, {**svc, "status": status}))
+        self._services.put(self._replace_status(SERVICES, {**svc, "status": status}))
 
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _in(gvr: tuple[str, str, str], namespace: str) -> tuple[str, str, str, str]:
+    """The positional arguments of ``CustomObjectsApi``'s namespaced calls."""
+    group, version, plural = gvr
+    return group, version, namespace, plural
 
 
 def _key(obj: Obj) -> tuple[str, str]:
