@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from apiserver_standin.api import Response
 from apiserver_standin.errors import ApiError, bad_request, resource_not_found
 from apiserver_standin.faults import FaultRule
-
-if TYPE_CHECKING:
-    from apiserver_standin.server import StandinApiServer
+from apiserver_standin.state import StandinState
 
 
 def _json(body: bytes) -> Any:
@@ -32,7 +30,7 @@ def _json(body: bytes) -> Any:
         raise bad_request(f"invalid JSON: {exc}") from exc
 
 
-def _faults(app: StandinApiServer, method: str, rest: list[str], body: bytes) -> Response:
+def _faults(app: StandinState, method: str, rest: list[str], body: bytes) -> Response:
     if method == "GET" and not rest:
         return Response(200, {"rules": [r.to_dict() for r in app.faults.rules()]})
     if method == "POST" and not rest:
@@ -54,7 +52,7 @@ def _faults(app: StandinApiServer, method: str, rest: list[str], body: bytes) ->
     raise resource_not_found("/_standin/faults")
 
 
-def _requests(app: StandinApiServer, method: str, query: dict[str, str]) -> Response:
+def _requests(app: StandinState, method: str, query: dict[str, str]) -> Response:
     if method == "DELETE":
         app.counter.reset()
         return Response(200, {"reset": True})
@@ -67,7 +65,7 @@ def _requests(app: StandinApiServer, method: str, query: dict[str, str]) -> Resp
     return Response(200, body)
 
 
-def _crds(app: StandinApiServer, body: bytes) -> Response:
+def _crds(app: StandinState, body: bytes) -> Response:
     request = _json(body)
     try:
         installed = app.install_crds(request["install"]) if "install" in request else []
@@ -77,7 +75,7 @@ def _crds(app: StandinApiServer, body: bytes) -> Response:
     return Response(200, {"installed": installed, "removed": removed})
 
 
-def handle(app: StandinApiServer, method: str, path: str, query: dict[str, str], body: bytes) -> Response:
+def handle(app: StandinState, method: str, path: str, query: dict[str, str], body: bytes) -> Response:
     parts = [p for p in path.split("/") if p][1:]
     try:
         if parts == ["healthz"]:

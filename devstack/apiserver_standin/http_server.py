@@ -16,7 +16,7 @@ import time
 import traceback
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from apiserver_standin import control, discovery, openapi, requestinfo, tables
@@ -26,17 +26,15 @@ from apiserver_standin.errors import ApiError, internal_error, resource_not_foun
 from apiserver_standin.faults import FaultRule
 from apiserver_standin.registry import ResourceInfo
 from apiserver_standin.requestinfo import RequestInfo
+from apiserver_standin.state import StandinState
 from apiserver_standin.watch_stream import ChunkedEvents, StreamClosed, stream, validate_watch
-
-if TYPE_CHECKING:
-    from apiserver_standin.server import StandinApiServer
 
 
 class StandinHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], app: StandinApiServer) -> None:
+    def __init__(self, address: tuple[str, int], app: StandinState) -> None:
         super().__init__(address, Handler)
         self.app = app
         self._connections: set[socket.socket] = set()
@@ -57,7 +55,7 @@ class StandinHTTPServer(ThreadingHTTPServer):
             _shutdown(sock)
 
 
-def _nonresource(app: StandinApiServer, path: str) -> Response:
+def _nonresource(app: StandinState, address: str, path: str) -> Response:
     parts = [p for p in path.split("/") if p]
     doc: Any = None
     if path in ("/healthz", "/livez", "/readyz"):
@@ -65,7 +63,7 @@ def _nonresource(app: StandinApiServer, path: str) -> Response:
     if parts == ["version"]:
         doc = discovery.VERSION_INFO
     elif parts == ["api"]:
-        doc = discovery.core_versions(f"{app.host}:{app.port}")
+        doc = discovery.core_versions(address)
     elif parts == ["apis"]:
         doc = discovery.group_list(app.registry)
     elif len(parts) == 2 and parts[0] == "apis":
@@ -164,12 +162,13 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def _serve(
-        self, app: StandinApiServer, info: RequestInfo, query: dict[str, str], body: bytes
+        self, app: StandinState, info: RequestInfo, query: dict[str, str], body: bytes
     ) -> Response | None:
         """The answer to send, or None when a watch stream was served (and recorded) already."""
         try:
             if not info.is_resource:
-                response = _nonresource(app, info.path)
+                host, port = self.server.server_address[:2]
+                response = _nonresource(app, f"{host!s}:{port}", info.path)
             else:
                 rule = app.faults.evaluate(info)
                 error = _before(app, rule)
@@ -198,7 +197,7 @@ class Handler(BaseHTTPRequestHandler):
         return response
 
     def _watch(
-        self, app: StandinApiServer, resource: ResourceInfo, req: ApiRequest, rule: FaultRule | None
+        self, app: StandinState, resource: ResourceInfo, req: ApiRequest, rule: FaultRule | None
     ) -> None:
         out = ChunkedEvents(self.wfile, rule.drop_watch_after if rule else None)
         try:
@@ -245,7 +244,7 @@ def _shutdown(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-def _before(app: StandinApiServer, rule: FaultRule | None) -> ApiError | None:
+def _before(app: StandinState, rule: FaultRule | None) -> ApiError | None:
     """Run a fired rule's delay/hang; return the error it answers with, if any."""
     if rule is None:
         return None

@@ -17,12 +17,11 @@ from typing import Any, Self
 
 from kubernetes import client as k8s
 
-from apiserver_standin import crds
 from apiserver_standin.counters import RequestCounter
-from apiserver_standin.errors import ApiError
 from apiserver_standin.faults import FaultInjector
 from apiserver_standin.http_server import StandinHTTPServer
-from apiserver_standin.registry import Registry, ResourceInfo
+from apiserver_standin.registry import Registry
+from apiserver_standin.state import StandinState
 from apiserver_standin.store import Store
 from apiserver_standin.watch_stream import WatchSettings
 
@@ -53,25 +52,50 @@ class StandinApiServer:
         namespace_cleanup_delay: float = 0.5,
         gc_delay: float = 0.1,
     ) -> None:
-        self.registry = Registry()
-        self.store = Store(self.registry, watch_log_size)
+        registry = Registry()
+        self.state = StandinState(
+            registry=registry,
+            store=Store(registry, watch_log_size),
+            faults=FaultInjector(fault_seed),
+            counter=RequestCounter(),
+            watch_settings=WatchSettings(default_watch_timeout, bookmark_interval),
+        )
         # How long a deleted Namespace stays Terminating with its contents before the namespace
         # controller empties it: a real one takes a moment too, which ``kubectl delete -f`` relies on.
         self.store.namespace_cleanup_delay = namespace_cleanup_delay
         # How long after an owner's deletion the garbage collector looks at its dependents: a real
         # one is asynchronous too, so tests must wait for the cascade as they would on a cluster.
         self.store.gc_delay = gc_delay
-        self.faults = FaultInjector(fault_seed)
-        self.counter = RequestCounter()
-        self.watch_settings = WatchSettings(default_watch_timeout, bookmark_interval)
-        self.stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._reaper: threading.Thread | None = None
         self._client: k8s.ApiClient | None = None
-        self.httpd = StandinHTTPServer((host, port), self)  # bound now: the port is known at once
+        self.httpd = StandinHTTPServer((host, port), self.state)  # bound now: the port is known at once
         for name in DEFAULT_NAMESPACES:
-            self.store.create(self._info("", "namespaces"), "", {"metadata": {"name": name}})
+            self.store.create(self.state.info("", "namespaces"), "", {"metadata": {"name": name}})
         self.install_crds(crds)
+
+    # The parts of the state, as the tests and the benchmarks reach them.
+    @property
+    def registry(self) -> Registry:
+        return self.state.registry
+
+    @property
+    def store(self) -> Store:
+        return self.state.store
+
+    @property
+    def faults(self) -> FaultInjector:
+        """Fault rules for the requests to come."""
+        return self.state.faults
+
+    @property
+    def counter(self) -> RequestCounter:
+        """The requests served so far."""
+        return self.state.counter
+
+    @property
+    def stopping(self) -> threading.Event:
+        return self.state.stopping
 
     @property
     def host(self) -> str:
@@ -84,12 +108,6 @@ class StandinApiServer:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
-
-    def _info(self, group: str, plural: str) -> ResourceInfo:
-        version = "v1"
-        info = self.registry.lookup(group, version, plural)
-        assert info is not None, f"{plural}.{group} is a built-in"
-        return info
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -168,40 +186,15 @@ class StandinApiServer:
 
     def install_crd(self, manifest: dict[str, Any]) -> None:
         """Create (or replace) a CustomResourceDefinition object, which installs its resources."""
-        info = self._info("apiextensions.k8s.io", "customresourcedefinitions")
-        try:
-            self.store.create(info, "", manifest)
-        except ApiError as exc:
-            if exc.code != 409:
-                raise
-            name = manifest["metadata"]["name"]
-            current = self.store.get(info, "", name)
-            body = {
-                **manifest,
-                "metadata": {
-                    **manifest["metadata"],
-                    "resourceVersion": current["metadata"]["resourceVersion"],
-                },
-            }
-            self.store.update(info, "", name, body)
+        self.state.install_crd(manifest)
 
     def remove_crd(self, name: str) -> bool:
         """Delete a CustomResourceDefinition (and so every object of its resource); False if absent."""
-        info = self._info("apiextensions.k8s.io", "customresourcedefinitions")
-        try:
-            self.store.delete(info, "", name)
-        except ApiError as exc:
-            if exc.code != 404:
-                raise
-            return False
-        return True
+        return self.state.remove_crd(name)
 
     def install_crds(self, selection: str | Iterable[str] = "all") -> list[str]:
         """Install some of the project's CRDs (see :mod:`apiserver_standin.crds` for the selection syntax)."""
-        specs = crds.select(selection)
-        for spec in specs:
-            self.install_crd(crds.manifest(spec))
-        return [s.name for s in specs]
+        return self.state.install_crds(selection)
 
     def remove_crds(self, selection: str | Iterable[str] = "all") -> list[str]:
-        return [s.name for s in crds.select(selection) if self.remove_crd(s.name)]
+        return self.state.remove_crds(selection)
