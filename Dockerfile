@@ -14,6 +14,7 @@ COPY activities/ activities/
 COPY cluster_cache/ cluster_cache/
 COPY workflows/ workflows/
 COPY worker/ worker/
+COPY runtime/ runtime/
 COPY watcher/ watcher/
 COPY llmisvc_router/ llmisvc_router/
 RUN uv sync --frozen --no-dev --no-editable

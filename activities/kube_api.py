@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
@@ -23,6 +24,19 @@ from router_core.kube import ResourceType
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds: a hung server fails the attempt, Temporal retries
+
+
+#: What the kubernetes config loaders raise for a kubeconfig (or service account) they cannot use: a
+#: missing key, YAML that does not parse, a field of the wrong shape, an unreadable file.
+CONFIG_ERRORS = (
+    k8s_config.ConfigException,
+    yaml.YAMLError,
+    OSError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+)
 
 
 def load_api_client(

@@ -40,8 +40,8 @@ from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core import naming
 from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from runtime.environment import environment_from
 from watcher.runner import run_watcher, stop_cache
-from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings

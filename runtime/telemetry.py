@@ -9,7 +9,7 @@ the pass (``workflows.pass_telemetry``), one per activity attempt (``RunActivity
 interceptor below) and one per Kubernetes API call (``activities.api_telemetry``). The tracer provider
 is the SDK's replay-safe one: spans made by workflow code get deterministic ids and are not emitted
 again when a workflow is replayed. Which exporters run comes from
-``OTEL_TRACES_EXPORTER`` (see :class:`~worker.settings.OrchestratorSettings`); the OTLP/HTTP exporter
+``OTEL_TRACES_EXPORTER`` (read by :class:`~worker.settings.OrchestratorSettings`); the OTLP/HTTP exporter
 reads the other ``OTEL_EXPORTER_OTLP_*`` variables itself, and the resource comes from
 ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.
 
@@ -22,7 +22,7 @@ endpoint carries the SDK's metrics and ours, named by Prometheus's conventions (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -42,20 +42,33 @@ from temporalio.plugin import SimplePlugin
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-if TYPE_CHECKING:
-    from worker.settings import OrchestratorSettings
+from runtime import exit_codes
+from runtime.errors import StartupError
 
 DEFAULT_SERVICE_NAME = "llmisvc-router"
 _tracer = trace.get_tracer(__name__)
 ALL_INTERFACES = "0.0.0.0"  # a pod's metrics port is scraped from outside the pod
 
 
-class TelemetryError(RuntimeError):
+class TelemetryError(StartupError):
     """Telemetry could not start (the metrics port is taken, say); the message says what to change."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_codes.UNAVAILABLE)
+
+
+class TelemetrySettings(Protocol):
+    """What telemetry reads of a process's settings (``worker.settings.OrchestratorSettings`` has it)."""
+
+    @property
+    def trace_exporters(self) -> Sequence[str]: ...
+
+    @property
+    def metrics_port(self) -> int | None: ...
 
 
 def start(
-    settings: OrchestratorSettings,
+    settings: TelemetrySettings,
     metrics_host: str = ALL_INTERFACES,
     metrics_source: str = "LLMISVC_ROUTER_METRICS_PORT",
 ) -> Runtime | None:

@@ -1,72 +1,30 @@
-"""Connecting the commands to Kubernetes and Temporal, with errors a person can act on.
-
-Each failure is a :class:`ConnectionProblem`: one line naming the file, address or namespace and what
-to do, and the exit status of its class (:mod:`worker.exit_codes`).
+"""The Temporal connection of every process: Temporal's environment configuration (``TEMPORAL_ADDRESS``,
+``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``, ``TEMPORAL_PROFILE`` and the TOML
+profile file, as for the ``temporal`` CLI), the pydantic data converter, the tracing plugins, and the
+namespace checked at once. A failure is a :class:`~runtime.errors.StartupError` naming the address or
+namespace and what to do.
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
+import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.kube_api import load_api_client
-from worker import exit_codes
-from worker.settings import connect_temporal
+from runtime import exit_codes, telemetry
+from runtime.errors import StartupError, first_line
 
 DEFAULT_TEMPORAL = "localhost:7233"
-IN_CLUSTER_HOST = "KUBERNETES_SERVICE_HOST"
-
-
-class ConnectionProblem(Exception):  # noqa: N818 - reads as what happened
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def first_line(err: BaseException) -> str:
-    text = str(err).strip() or type(err).__name__
-    return text.splitlines()[0]
-
-
-def load_kube(
-    kubeconfig: str | None,
-    context: str | None = None,
-    pool_size: int | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Any:
-    """The Kubernetes client: from ``kubeconfig`` (the flag or ``$KUBECONFIG``), ~/.kube/config, else the
-    pod's service account; ``pool_size`` connections kept open (the urllib3 default when None)."""
-    values = os.environ if env is None else env
-    default = Path.home() / ".kube" / "config"
-    if kubeconfig is None and not default.exists() and not values.get(IN_CLUSTER_HOST):
-        raise ConnectionProblem(
-            f"no kubeconfig: KUBECONFIG is unset, {default} does not exist and this is not a pod "
-            "(set KUBECONFIG or pass --kubeconfig FILE)",
-            exit_codes.USAGE,
-        )
-    source = kubeconfig or (str(default) if default.exists() else "the pod's service account")
-    if kubeconfig is not None and os.pathsep not in kubeconfig and not Path(kubeconfig).is_file():
-        raise ConnectionProblem(
-            f"kubeconfig {kubeconfig}: no such file "
-            "(set KUBECONFIG or --kubeconfig to an existing kubeconfig)",
-            exit_codes.USAGE,
-        )
-    try:
-        return load_api_client(kubeconfig, context, pool_size)
-    except Exception as err:  # the kubernetes config loaders raise a variety of types
-        where = f"kubeconfig {source}" + (f", context {context}" if context else "")
-        raise ConnectionProblem(
-            f"{where}: {first_line(err)} (check the file, or choose another with --kubeconfig)",
-            exit_codes.USAGE,
-        ) from err
+#: The payloads of the workflows, their signals, updates and activities are pydantic models.
+DATA_CONVERTER = pydantic_data_converter
 
 
 def temporal_target(env: Mapping[str, str] | None = None) -> tuple[dict[str, Any], str, str]:
@@ -76,17 +34,46 @@ def temporal_target(env: Mapping[str, str] | None = None) -> tuple[dict[str, Any
     return config, str(config["target_host"]), str(config.get("namespace") or "default")
 
 
-async def connect(env: Mapping[str, str] | None = None, runtime: Runtime | None = None) -> Client:
-    """A Temporal client (pydantic converter, tracing plugin when tracing is on) whose namespace exists."""
-    _, address, namespace = temporal_target(env)
-    try:
-        client = await connect_temporal(env, runtime)
-    except (RuntimeError, OSError, ValueError) as err:
-        raise ConnectionProblem(
-            f"cannot connect to Temporal at {address}: {first_line(err)} "
-            "(is it running? set TEMPORAL_ADDRESS, and TEMPORAL_TLS*/TEMPORAL_API_KEY for a secured server)",
-            exit_codes.UNAVAILABLE,
-        ) from err
+async def connect_temporal(
+    env: Mapping[str, str] | None = None, runtime: Runtime | None = None, address: str | None = None
+) -> Client:
+    """Connect with Temporal's environment configuration (or to ``address`` alone, the dev stack's own
+    server) and the pydantic data converter; with tracing on, the OpenTelemetry plugin; with ``runtime``
+    (``telemetry.start``), metrics on its endpoint."""
+    config = {"target_host": address} if address else temporal_target(env)[0]
+    return await Client.connect(
+        **config, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
+    )
+
+
+async def connect(
+    env: Mapping[str, str] | None = None,
+    runtime: Runtime | None = None,
+    *,
+    address: str | None = None,
+    wait: float = 0.0,
+) -> Client:
+    """A Temporal client (:func:`connect_temporal`) whose namespace exists; a server that does not
+    answer is retried for ``wait`` seconds (a dev server still starting)."""
+    if address is None:
+        _, address, namespace = temporal_target(env)
+    else:
+        namespace = "default"
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            client = await connect_temporal(env, runtime, address)
+            break
+        except (RuntimeError, OSError, ValueError) as err:
+            if time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+                continue
+            hint = (
+                "is it running? set TEMPORAL_ADDRESS, and TEMPORAL_TLS*/TEMPORAL_API_KEY for a secured server"
+            )
+            raise StartupError(
+                f"cannot connect to Temporal at {address}: {first_line(err)} ({hint})", exit_codes.UNAVAILABLE
+            ) from err
     await check_namespace(client, address, namespace)
     return client
 
@@ -96,7 +83,7 @@ async def check_namespace(client: Client, address: str, namespace: str) -> None:
         await client.workflow_service.describe_namespace(DescribeNamespaceRequest(namespace=namespace))
     except RPCError as err:
         if err.status == RPCStatusCode.NOT_FOUND:
-            raise ConnectionProblem(
+            raise StartupError(
                 f"the Temporal namespace {namespace!r} does not exist at {address} "
                 "(set TEMPORAL_NAMESPACE to an existing one, "
                 "or create it: temporal operator namespace create)",
@@ -104,6 +91,6 @@ async def check_namespace(client: Client, address: str, namespace: str) -> None:
             ) from err
         if err.status == RPCStatusCode.PERMISSION_DENIED:
             return  # an API key scoped to the namespace may not describe it; the calls that follow will say
-        raise ConnectionProblem(
+        raise StartupError(
             f"Temporal at {address}, namespace {namespace!r}: {first_line(err)}", exit_codes.UNAVAILABLE
         ) from err

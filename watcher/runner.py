@@ -19,6 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
 from temporalio.client import Client
 from temporalio.common import MetricMeter
@@ -28,24 +29,36 @@ from cluster_cache.model import SeenVersion
 from cluster_cache.targets import dependent_targets, service_targets
 from router_core import kube
 from router_core.config import Environment
+from runtime import telemetry
 from watcher import mapping
 from watcher.coalescing import SignalCoalescer
 from watcher.model import DELETED, Tuning, WatchEvent
 from watcher.service_gauge import ServiceGauge
 from watcher.signaller import Signaller, TemporalSignaller
-from worker import telemetry
-from worker.settings import OrchestratorSettings
-from worker.starting import WorkflowStarter
+from workflows.starting import WorkflowStarter
 
 log = logging.getLogger(__name__)
 
 STOP_GRACE = 3.0  # seconds to wait for the watch threads, then for pending signals, at shutdown
 
 
+class WatcherSettings(Protocol):
+    """What the watcher reads of the process's settings (``worker.settings.OrchestratorSettings``)."""
+
+    @property
+    def task_queue(self) -> str: ...
+
+    @property
+    def resync_seconds(self) -> int: ...
+
+    @property
+    def namespaces(self) -> Sequence[str]: ...
+
+
 async def run_watcher(
     cache: ClusterCache,
     temporal_client: Client,
-    settings: OrchestratorSettings,
+    settings: WatcherSettings,
     env: Environment,
     stop: asyncio.Event,
     tuning: Tuning | None = None,

@@ -1,10 +1,11 @@
 """Settings of the worker and the watcher, from the environment.
 
-The Temporal connection comes from Temporal's standard environment configuration (``TEMPORAL_ADDRESS``,
-``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``, ``TEMPORAL_PROFILE`` and the TOML
-profile file), so the same variables work for the ``temporal`` CLI, this worker and Temporal Cloud.
+The Temporal connection (``runtime.temporal``) comes from Temporal's standard environment configuration
+(``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``,
+``TEMPORAL_PROFILE`` and the TOML profile file), so the same variables work for the ``temporal`` CLI,
+this worker and Temporal Cloud.
 
-Telemetry (``worker.telemetry``): ``LLMISVC_ROUTER_METRICS_PORT`` serves Prometheus metrics; traces follow
+Telemetry (``runtime.telemetry``): ``LLMISVC_ROUTER_METRICS_PORT`` serves Prometheus metrics; traces follow
 OpenTelemetry's variables, ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``, ``none``, comma-separated;
 unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is
 set and no tracing otherwise, so a cluster without a collector is not sent spans) and
@@ -24,12 +25,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
-from temporalio.client import Client
-from temporalio.envconfig import ClientConfig
-from temporalio.runtime import Runtime
 
-from worker import telemetry
-from worker.factory import DATA_CONVERTER, WorkerSizing
+from runtime import exit_codes
+from runtime.errors import StartupError
+from worker.factory import WorkerSizing
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 
 #: Connections kept beyond the activity threads: one per watch stream of ``llmisvc-router run`` (about
@@ -37,8 +36,11 @@ from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 SPARE_CONNECTIONS = 12
 
 
-class SettingsError(ValueError):
-    """A setting has a value that cannot be used; the message names the variable."""
+class SettingsError(StartupError, ValueError):
+    """A setting has a value that cannot be used; the message names the variable (exit status 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_codes.USAGE)
 
 
 class OrchestratorSettings(BaseModel):
@@ -147,13 +149,3 @@ def trace_exporters(values: Mapping[str, str]) -> list[str]:
         endpoints = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
         return ["otlp"] if any(values.get(name) for name in endpoints) else []
     return [name.strip() for name in names.split(",") if name.strip() not in ("", "none")]
-
-
-async def connect_temporal(env: Mapping[str, str] | None = None, runtime: Runtime | None = None) -> Client:
-    """Connect with Temporal's environment configuration and the pydantic data converter; with tracing on,
-    the OpenTelemetry plugin; with ``runtime`` (``telemetry.start``), metrics on its endpoint."""
-    config = ClientConfig.load_client_connect_config(override_env_vars=env)
-    config.setdefault("target_host", "localhost:7233")
-    return await Client.connect(
-        **config, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
-    )

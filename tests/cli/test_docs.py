@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from router_core.passes import Outcome
-from worker import exit_codes
+from runtime import exit_codes
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Outcomes of the live workflow that ``plan`` cannot produce.

@@ -17,9 +17,9 @@ from activities.events import EVENT
 from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
 from apiserver_standin.kubeconfig import write_kubeconfig
 from router_core.kube import LLMISVC
+from runtime import logs
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
-from worker import logs
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NAME = "opt"

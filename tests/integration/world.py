@@ -9,7 +9,7 @@ from typing import Any
 
 from router_core import naming
 from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType
-from worker.environment import environment_from
+from runtime.environment import environment_from
 
 Wire = dict[str, Any]
 NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)

@@ -24,10 +24,10 @@ from apiserver_standin.testing import running_apiserver
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core.kube import LLMISVC
+from runtime import telemetry
 from tests.integration import world
 from watcher.model import Tuning
 from watcher.runner import run_watcher, stop_cache
-from worker import telemetry
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import WorkflowState, workflow_id

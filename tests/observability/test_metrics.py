@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest_asyncio
 
+from runtime import telemetry
+from runtime.temporal import connect_temporal
 from tests.observability import dashboard
 from tests.observability.harness import running_orchestrator, until
 from watcher.service_gauge import STATES, router_ready
-from worker import telemetry
-from worker.settings import OrchestratorSettings, connect_temporal
+from worker.settings import OrchestratorSettings
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "llmisvc-router.json"
 #: Some of what the Temporal SDK reports once a worker has run a workflow task and activities.

@@ -18,13 +18,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from runtime import telemetry
+from runtime.temporal import connect_temporal
 from tests.observability.harness import Orchestrator, running_orchestrator
 from watcher.model import ServiceSignal
 from watcher.signaller import SIGNAL_SPAN, TemporalSignaller
-from worker import telemetry
-from worker.settings import connect_temporal
-from worker.starting import WorkflowStarter
 from workflows.pass_telemetry import PASS_SPAN
+from workflows.starting import WorkflowStarter
 
 #: The activities of a first pass, in order (``reconcile_scheduler`` creates the pool and the EPP Service).
 FIRST_PASS = [
