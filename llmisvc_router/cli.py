@@ -18,7 +18,13 @@ EXIT_INTERRUPTED = 130  # worker.exit_codes.INTERRUPTED (not imported here: an i
 
 def build_parser() -> argparse.ArgumentParser:
     from apiserver_standin import cli as apiserver_command
-    from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
+    from llmisvc_router import (
+        dev_command,
+        drift_command,
+        orchestrator_commands,
+        plan_command,
+        search_attributes_command,
+    )
     from watcher import cli as watch_command
     from worker import exit_codes
 
@@ -31,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)
     orchestrator_commands.register(commands)
+    drift_command.register(commands)
     watch_command.register(commands)
     search_attributes_command.register(commands)
     dev_command.register(commands)
