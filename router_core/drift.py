@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from router_core.kube import KNOWN_TYPES
 from router_core.phases import WriteOp
 from router_core.state import Reader
 from router_core.status_merge import merge_status
@@ -29,12 +30,14 @@ ABSENT = "(absent)"
 MAX_FIELDS = 20
 MAX_VALUE = 80
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_SHARED_KINDS = frozenset(k for _, k in KNOWN_TYPES if sum(1 for _, other in KNOWN_TYPES if other == k) > 1)
 
 
 class ObjectDrift(BaseModel):
     """One object whose live state differs from what the pass would write."""
 
     action: str  # create | update | delete
+    api_version: str
     kind: str
     namespace: str | None = None
     name: str
@@ -43,7 +46,9 @@ class ObjectDrift(BaseModel):
 
     def describe(self) -> str:
         where = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        return f"{self.action} {self.kind} {where}"
+        # InferencePool comes in two API groups with the same names: say which one.
+        kind = f"{self.kind}.{self.api_version}" if self.kind in _SHARED_KINDS else self.kind
+        return f"{self.action} {kind} {where}"
 
 
 class Drift(BaseModel):
@@ -68,7 +73,7 @@ def pass_drift(
 
 def object_drift(op: WriteOp, live: Reader) -> ObjectDrift:
     ref = op.ref()
-    base = {"kind": ref.kind, "namespace": ref.namespace, "name": ref.name}
+    base = {"api_version": ref.api_version, "kind": ref.kind, "namespace": ref.namespace, "name": ref.name}
     if op.delete is not None:
         return ObjectDrift(action="delete", **base)
     key = op.key()

@@ -55,7 +55,9 @@ def write_as_kserve(stack: Stack, name: str) -> None:
     reader = LiveReader(stack)
     for _ in range(5):
         raw = stack.kube.get(LLMISVC, stack.namespace, name) or {}
-        plan = passes.plan_pass(LLMInferenceService.model_validate(raw), reader, world.ENV, "2030-01-01T00:00:00Z")
+        plan = passes.plan_pass(
+            LLMInferenceService.model_validate(raw), reader, world.ENV, "2030-01-01T00:00:00Z"
+        )
         ops = [op for ops in phases.split_into_phases(plan, reader).values() for op in ops]
         merged = merge_status(raw.get("status") or {}, plan.status)
         if not ops and merged == (raw.get("status") or {}):
