@@ -65,7 +65,8 @@ def record_gauge(key: ServiceKey, value: int) -> None:
     gauge = workflow.metric_meter().create_gauge(
         DRIFT_METRIC, "Objects whose live state differs from what the router would write (shadow mode)"
     )
-    gauge.set(value, {"namespace": key.namespace, "name": key.name})
+    # Not "namespace": Prometheus puts the scraped pod's own namespace there.
+    gauge.set(value, {"llmisvc_namespace": key.namespace, "llmisvc_name": key.name})
 
 
 def lines(report: DriftReport) -> list[str]:
