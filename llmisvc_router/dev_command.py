@@ -95,10 +95,13 @@ class DevStackError(Exception):
 
 async def _main(args: argparse.Namespace) -> int:
     stop = stop_event()
+    configured = OrchestratorSettings.from_env()
     settings = OrchestratorSettings(
         resync_seconds=args.resync_seconds,
         metrics_port=args.metrics_port,
-        trace_exporters=OrchestratorSettings.from_env().trace_exporters,  # OTEL_TRACES_EXPORTER and friends
+        trace_exporters=configured.trace_exporters,  # OTEL_TRACES_EXPORTER and friends
+        mode=configured.mode,  # e.g. LLMISVC_ROUTER_MODE=shadow make run
+        service_selector=configured.service_selector,
     )
     runtime = telemetry.start(settings, metrics_host="127.0.0.1", metrics_source="--metrics-port")
     with _temporal_dev_server(args.temporal_port, args.ui_port) as address:

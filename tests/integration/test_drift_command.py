@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 import yaml
@@ -28,15 +29,15 @@ async def test_drift_of_every_service_lists_those_that_differ_with_their_objects
         for name in ("matches", "differs"):
             await stack.passes(await stack.start_workflow(name), 1)
 
-        async def listed() -> dict[str, object] | None:
+        async def listed() -> dict[str, Any] | None:
             code, out, err = await cli(temporal, stack, "drift", "-o", "json")
             assert code == 0, err
-            document: dict[str, object] = json.loads(out)
+            document: dict[str, Any] = json.loads(out)
             return document if document["services"] == 2 else None  # visibility catches up
 
         document = await until(listed, "both workflows listed", timeout=30, interval=0.5)
         assert document["differing"] == 1
-        [report] = document["drift"]  # type: ignore[misc]
+        [report] = document["drift"]
         assert report["service"] == f"{stack.namespace}/differs" and report["mode"] == "shadow"
         ns = stack.namespace
         created = {

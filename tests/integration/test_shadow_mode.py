@@ -6,7 +6,7 @@ worker in write mode (the workflows keep running) repairs it and the drift goes 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import pytest
@@ -145,5 +145,5 @@ async def _shadow_report(stack: Stack, count: int) -> DriftReport | None:
     return report if (report.mode, report.drift) == ("shadow", count) else None
 
 
-async def _equals(value: Any, wanted: Any) -> bool:
-    return await value == wanted
+async def _equals(value: Awaitable[Any], wanted: Any) -> bool:
+    return bool(await value == wanted)
