@@ -155,7 +155,18 @@ def status_drift(stored: dict[str, Any], planned: dict[str, Any]) -> list[str]:
     ]
     rest_old = {k: v for k, v in stored.items() if k != "conditions"}
     rest_new = {k: v for k, v in merged.items() if k != "conditions"}
-    return lines + field_diff(rest_new, rest_old, "status", exact=True)
+    lines += field_diff(rest_new, rest_old, "status", exact=True)
+    return lines or _condition_details(stored, merged)
+
+
+def _condition_details(stored: dict[str, Any], merged: dict[str, Any]) -> list[str]:
+    """What differs when every condition reads the same: a field such as ``lastTransitionTime``, or only
+    their order (the router writes them sorted by type)."""
+    old = sorted(stored.get("conditions") or [], key=lambda c: str(c.get("type")))
+    new = sorted(merged.get("conditions") or [], key=lambda c: str(c.get("type")))
+    if old == new:
+        return ["status.conditions: the same conditions in another order -> sorted by type"]
+    return field_diff(new, old, "status.conditions", exact=True)
 
 
 def _conditions(status: dict[str, Any]) -> dict[str, str]:

@@ -114,3 +114,15 @@ def test_a_status_that_would_change_is_one_object_with_a_line_per_condition() ->
     assert report.objects == [] and report.count == 1
     assert any(line.startswith("condition HTTPRoutesReady: (absent) -> ") for line in report.status)
     assert any(line.startswith('status.url: "http://elsewhere" -> ') for line in report.status)
+
+
+def test_conditions_in_another_order_are_drift_and_another_writers_transition_times_are_not() -> None:
+    cluster = copy.deepcopy(_converged())
+    svc = next(o for o in cluster if o["kind"] == "LLMInferenceService")
+    svc["status"]["conditions"] = list(reversed(svc["status"]["conditions"]))
+    assert _drift(cluster).status == [
+        "status.conditions: the same conditions in another order -> sorted by type"
+    ]
+    svc["status"]["conditions"] = sorted(svc["status"]["conditions"], key=lambda c: c["type"])
+    svc["status"]["conditions"][0]["lastTransitionTime"] = "2000-01-01T00:00:00Z"
+    assert _drift(cluster) == drift.Drift()  # an unchanged condition keeps the time it has
