@@ -65,7 +65,9 @@ async def _drift(args: argparse.Namespace, settings: OrchestratorSettings) -> in
     if args.output == "json":
         print(json.dumps(document, indent=2))
     else:
-        yaml.safe_dump(document, sys.stdout, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        yaml.safe_dump(
+            document, sys.stdout, sort_keys=False, default_flow_style=False, allow_unicode=True, width=10**6
+        )
     return exit_codes.OK
 
 
