@@ -216,7 +216,11 @@ class LLMInferenceServiceWorkflow:
             key.value_set(value) for key, value in values.items() if current.get(key) != value
         ]
         drift = self._state.drift
-        if drift is not None and current.get(search_attributes.DRIFT) != drift.drift:
+        if (
+            self._request.drift_attribute
+            and drift is not None
+            and current.get(search_attributes.DRIFT) != drift.drift
+        ):
             # Only once shadow mode ran, so the histories of write-only workflows replay unchanged.
             changed.append(search_attributes.DRIFT.value_set(drift.drift))
         if changed:  # an unchanged value would only add an event to the history
