@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cluster_cache.model import SeenVersion
+from router_core.drift import Drift
 from router_core.passes import ObjectRef
 from router_core.phases import WriteOp
 
@@ -29,11 +30,12 @@ class PassOutcome(StrEnum):
     FAILED = "failed"
     GONE = "gone"
     ERROR = "error"
+    HANDED_OFF = "handed-off"  # the service left this deployment's selection (activities.management)
 
     @property
     def settled(self) -> bool:
         """Nothing left to retry: the next pass waits for a trigger or the resync."""
-        return self in (PassOutcome.RECONCILED, PassOutcome.GONE)
+        return self in (PassOutcome.RECONCILED, PassOutcome.GONE, PassOutcome.HANDED_OFF)
 
 
 class ServiceKey(BaseModel):
@@ -85,6 +87,11 @@ class PassDecision(BaseModel):
     reads: list[str] = Field(default_factory=list)
     reads_left_out: int = 0
     live_reads: int = 0  # requests to the API server (cache misses outside every selector)
+    #: Shadow mode (``activities.management``): nothing is to be written; ``drift`` says what differs.
+    shadow: bool = False
+    drift: Drift | None = None
+    #: The service left this deployment's selection: why. The workflow ends without writing anything.
+    handoff: str | None = None
 
     @property
     def router_ready(self) -> str:

@@ -21,10 +21,11 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import errors, service_status
+from activities import errors, service_status, shadow
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
+from activities.management import Management
 from activities.models import (
     DIGEST_LIMIT,
     ApplyInput,
@@ -97,11 +98,14 @@ def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:
 class RouterActivities:
     """Activities bound to one cluster connection, the process's cache and the process settings."""
 
-    def __init__(self, api: ClusterApi, view: ClusterView, env: Environment) -> None:
+    def __init__(
+        self, api: ClusterApi, view: ClusterView, env: Environment, management: Management | None = None
+    ) -> None:
         self.api = api
         self.view = view
         self.env = env
         self.events = EventRecorder(api)
+        self.management = management or Management()
 
     # --- reading and planning ------------------------------------------------------------------------
 
@@ -113,14 +117,34 @@ class RouterActivities:
             raw = self._read_service(reader, request.key)
             if raw is None:
                 return PassDecision(gone=True, live_reads=reader.live_reads)
+            handoff = self.management.handoff_reason(raw)
+            if handoff is not None:
+                return PassDecision(handoff=handoff, live_reads=reader.live_reads)
             svc = _service(
                 raw,
                 request.key,
-                lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
+                None  # shadow mode tells nobody: no status, no Event
+                if self.management.shadow
+                else lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
             )
             plan = passes.plan_pass(svc, reader, self.env, request.now)
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}
+        decision = self._decision(svc, plan, split, stored, reader)
+        return (
+            shadow.decision(decision, split, reader, stored, plan.status)
+            if self.management.shadow
+            else decision
+        )
+
+    def _decision(
+        self,
+        svc: LLMInferenceService,
+        plan: PassPlan,
+        split: dict[phases.Phase, list[WriteOp]],
+        stored: dict[str, Any],
+        reader: CachedReader,
+    ) -> PassDecision:
         digest = reader.digest()
         return PassDecision(
             uid=svc.metadata.uid,
@@ -285,6 +309,9 @@ class RouterActivities:
     @activity.defn(name="set_stop_annotation")
     def set_stop_annotation(self, request: StopInput) -> bool:
         """Record a stop/resume on the object itself, so the decision lives in Kubernetes."""
+        if self.management.shadow:
+            log.warning("shadow mode: %s of %s not written", STOP_ANNOTATION, request.key)
+            return False
         with _translated():
             raw = self.api.get(LLMISVC, request.key.namespace, request.key.name)
             if raw is None:

@@ -44,9 +44,13 @@ def dependent_targets(namespaces: Sequence[str], env: Environment) -> list[Watch
     return targets
 
 
-def service_targets(namespaces: Sequence[str]) -> list[WatchTarget]:
-    """The LLMInferenceServices themselves."""
-    return [WatchTarget(kube.LLMISVC, namespace) for namespace in _spaces(namespaces)]
+def service_targets(namespaces: Sequence[str], selector: str = "") -> list[WatchTarget]:
+    """The LLMInferenceServices themselves: those this deployment manages (``selector``: a label selector,
+    the API server's to apply, so a service whose labels leave it arrives as deleted)."""
+    return [
+        WatchTarget(kube.LLMISVC, namespace, label_selector=selector or None)
+        for namespace in _spaces(namespaces)
+    ]
 
 
 def _spaces(namespaces: Sequence[str]) -> list[str]:
@@ -54,9 +58,13 @@ def _spaces(namespaces: Sequence[str]) -> list[str]:
 
 
 def start_worker_cache(
-    api_client: ApiClient, namespaces: Sequence[str], env: Environment, tuning: Tuning | None = None
+    api_client: ApiClient,
+    namespaces: Sequence[str],
+    env: Environment,
+    tuning: Tuning | None = None,
+    selector: str = "",
 ) -> ClusterCache:
     """A cache with every collection a pass reads, its loops started (a worker without a watcher)."""
     cache = ClusterCache(api_client, tuning)
-    cache.add([*dependent_targets(namespaces, env), *service_targets(namespaces)])
+    cache.add([*dependent_targets(namespaces, env), *service_targets(namespaces, selector)])
     return cache

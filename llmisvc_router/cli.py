@@ -24,7 +24,13 @@ COMMANDS_GROUP = "llmisvc_router.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from llmisvc_router import orchestrator_commands, plan_command, search_attributes_command, watch_command
+    from llmisvc_router import (
+        drift_command,
+        orchestrator_commands,
+        plan_command,
+        search_attributes_command,
+        watch_command,
+    )
     from runtime import exit_codes
 
     parser = argparse.ArgumentParser(
@@ -36,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)
     orchestrator_commands.register(commands)
+    drift_command.register(commands)
     watch_command.register(commands)
     search_attributes_command.register(commands)
     for entry in entry_points(group=COMMANDS_GROUP):

@@ -42,16 +42,37 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         parser = help_texts.add_command(commands, name, help_text, description)
         _cluster_options(parser)
         logs.add_arguments(parser)
-        if watch:
-            parser.add_argument(
-                "--namespace", action="append", default=None, metavar="NS", help="watch only NS (repeat)"
-            )
+        _management_options(parser)
         parser.set_defaults(handler=lambda a, w=watch: _run(a, _serve, watch=w))
     for name, help_text, description in help_texts.DRIVE_COMMANDS:
         parser = help_texts.add_command(commands, name, help_text, description)
         parser.add_argument("service", metavar="NAMESPACE/NAME")
         _cluster_options(parser)
         parser.set_defaults(handler=lambda a, n=name: _run(a, _drive, action=n))
+
+
+def _management_options(parser: argparse.ArgumentParser) -> None:
+    """Which services this deployment manages, and whether it writes (docs/operations.md)."""
+    group = parser.add_argument_group("managed services and mode (docs/operations.md)")
+    group.add_argument(
+        "--namespace",
+        action="append",
+        default=None,
+        metavar="NS",
+        help="manage only services in NS (repeat; default: $LLMISVC_ROUTER_NAMESPACES, else all)",
+    )
+    group.add_argument(
+        "--service-selector",
+        metavar="SELECTOR",
+        help="manage only services with these labels, e.g. 'router=llmisvc' "
+        "(default: $LLMISVC_ROUTER_SERVICE_SELECTOR, else all)",
+    )
+    group.add_argument(
+        "--mode",
+        metavar="MODE",
+        help="write (carry out the passes) or shadow (write nothing, report the drift) "
+        "(default: $LLMISVC_ROUTER_MODE, else write)",
+    )
 
 
 def _cluster_options(parser: argparse.ArgumentParser) -> None:
@@ -92,6 +113,8 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         kube_context=getattr(args, "context", None),
         task_queue=getattr(args, "task_queue", None),
         namespaces=getattr(args, "namespace", None),
+        mode=getattr(args, "mode", None),
+        service_selector=getattr(args, "service_selector", None),
         **{
             flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"), None)
             for flag, *_ in _SIZING_FLAGS
@@ -102,6 +125,19 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
 def _run(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any) -> int:
     logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "warning"))
     return asyncio.run(main(args, _settings(args), **options))
+
+
+def run_async(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]]) -> int:
+    """Run another module's command as these are run: settings, one-line errors, exit statuses."""
+    return _run(args, main)
+
+
+def service_key(text: str) -> tuple[str, str]:
+    return _service_key(text)
+
+
+async def require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
+    await asyncio.to_thread(_require_service, settings, namespace, name)
 
 
 async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:

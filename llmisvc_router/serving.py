@@ -38,7 +38,7 @@ async def serve(
         cache = ClusterCache(api_client, tuning)  # the watcher starts its loops, in its order
         tasks = [run_watcher(cache, temporal, settings, env, stop, tuning)]
     else:
-        cache = start_worker_cache(api_client, settings.namespaces, env, tuning)
+        cache = start_worker_cache(api_client, settings.namespaces, env, tuning, settings.service_selector)
         tasks = []
     tasks.append(run_worker(temporal, api, cache, settings, env, stop))
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+from collections.abc import Mapping
 
 from cluster_cache.cache import ClusterCache
 from runtime import exit_codes, logs
@@ -27,8 +28,9 @@ Gateway API / Inference Extension / KServe CRDs and to the inferenceservice-conf
 the workflows they affect. Several watchers may run at once: signals are idempotent.
 
 Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_RESYNC_SECONDS, LLMISVC_ROUTER_NAMESPACES
-(comma-separated; empty = all), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT, LLMISVC_ROUTER_KUBE_CONNECTIONS
-(connections kept open to the API), POD_NAMESPACE (the KServe
+(comma-separated; empty = all), LLMISVC_ROUTER_SERVICE_SELECTOR (a label selector: only the services
+it selects get a workflow; one that leaves it is handed off), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT,
+LLMISVC_ROUTER_KUBE_CONNECTIONS (connections kept open to the API), POD_NAMESPACE (the KServe
 namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), OpenTelemetry's OTEL_TRACES_EXPORTER,
 OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_API_KEY, TEMPORAL_TLS_*.
@@ -36,6 +38,7 @@ TEMPORAL_API_KEY, TEMPORAL_TLS_*.
 examples:
   llmisvc-router watch
   llmisvc-router watch --namespace llm --kubeconfig ~/.kube/config
+  llmisvc-router watch --service-selector 'router=llmisvc'
   llmisvc-router watch --log-format json
 """
 
@@ -58,6 +61,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="watch LLMInferenceServices in this namespace (repeatable; default: all namespaces)",
     )
     parser.add_argument(
+        "--service-selector",
+        metavar="SELECTOR",
+        help="watch only services with these labels, e.g. 'router=llmisvc' "
+        "(default: $LLMISVC_ROUTER_SERVICE_SELECTOR, else all)",
+    )
+    parser.add_argument(
         "--task-queue",
         metavar="QUEUE",
         help="task queue of the workflows (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
@@ -71,13 +80,14 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_watch(settings_from(args)))
 
 
-def settings_from(args: argparse.Namespace) -> OrchestratorSettings:
+def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
     """The environment's settings, overridden by the flags given."""
-    return OrchestratorSettings.from_env().with_flags(
+    return OrchestratorSettings.from_env(env).with_flags(
         kubeconfig=args.kubeconfig,
         kube_context=args.context,
         task_queue=args.task_queue,
         namespaces=[n for n in args.namespace if n.strip()],
+        service_selector=getattr(args, "service_selector", None),
     )
 
 

@@ -54,6 +54,9 @@ class WatcherSettings(Protocol):
     @property
     def namespaces(self) -> Sequence[str]: ...
 
+    @property
+    def service_selector(self) -> str: ...
+
 
 async def run_watcher(
     cache: ClusterCache,
@@ -68,7 +71,9 @@ async def run_watcher(
     starter = await WorkflowStarter.create(temporal_client, settings.task_queue, settings.resync_seconds)
     signaller = TemporalSignaller(starter)
     meter = telemetry.metric_meter(temporal_client)
-    await watch_and_signal(cache, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter)
+    await watch_and_signal(
+        cache, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter, settings.service_selector
+    )
 
 
 async def watch_and_signal(
@@ -79,9 +84,12 @@ async def watch_and_signal(
     stop: asyncio.Event,
     tuning: Tuning,
     meter: MetricMeter = MetricMeter.noop,
+    selector: str = "",
 ) -> None:
     """The watcher with any :class:`Signaller` (tests record the signals instead of sending them). It
-    starts ``cache``'s loops; whoever made the cache stops it."""
+    starts ``cache``'s loops; whoever made the cache stops it. Only the services ``selector`` selects are
+    watched: one that leaves the selection arrives as deleted and its workflow is signalled, and its next
+    pass hands it off (``activities.management``)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
 
@@ -97,7 +105,7 @@ async def watch_and_signal(
         cache.add(dependent_targets(namespaces, env))
         await _wait_synced(cache, tuning.sync_timeout, stop)
         if not stop.is_set():
-            cache.add(service_targets(namespaces))
+            cache.add(service_targets(namespaces, selector))
             await stop.wait()
     finally:
         consumer.cancel()

@@ -27,7 +27,7 @@ async def run_worker(
     env: Environment,
     stop: asyncio.Event,
 ) -> None:
-    activities = RouterActivities(api, view, env)
+    activities = RouterActivities(api, view, env, settings.management())
     with ThreadPoolExecutor(max_workers=settings.activity_threads, thread_name_prefix="activity") as executor:
         worker = build_worker(
             client,
@@ -37,7 +37,7 @@ async def run_worker(
             settings.sizing(),
         )
         runner = asyncio.create_task(worker.run())
-        log.info("worker polling task queue %s", settings.task_queue)
+        log.info("worker polling task queue %s (%s mode)", settings.task_queue, settings.mode)
         stopping = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if runner in done:

@@ -16,6 +16,11 @@ pool: ``LLMISVC_ROUTER_ACTIVITY_THREADS``, ``LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS
 ``LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS``, ``LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS`` and
 ``LLMISVC_ROUTER_KUBE_CONNECTIONS`` (at least the activity threads; by default the threads plus room
 for the watcher's watch streams, which share the pool in ``llmisvc-router run``).
+
+Which services this deployment manages and how (``activities.management``): ``LLMISVC_ROUTER_NAMESPACES``
+(comma-separated; empty: all), ``LLMISVC_ROUTER_SERVICE_SELECTOR`` (a label selector; empty: every
+service) and ``LLMISVC_ROUTER_MODE`` (``write``, the default, or ``shadow``: plan, write nothing, report
+the drift).
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from activities.management import Management
+from router_core import label_selector
 from runtime import exit_codes
 from runtime.errors import StartupError
 from worker.factory import WorkerSizing
@@ -56,6 +63,15 @@ class OrchestratorSettings(BaseModel):
     kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
+    # Which services this deployment manages, and whether it writes (activities.management).
+    mode: Literal["write", "shadow"] = "write"
+    service_selector: str = ""  # a label selector; empty: every service of the namespaces
+
+    @field_validator("service_selector")
+    @classmethod
+    def _selector_parses(cls, value: str) -> str:
+        label_selector.parse(value)  # refused here, with the API server's reason, before anything starts
+        return value.strip()
 
     @model_validator(mode="after")
     def _pool_fits_threads(self) -> OrchestratorSettings:
@@ -84,6 +100,9 @@ class OrchestratorSettings(BaseModel):
         except ValidationError as err:
             raise _settings_error(err, _FLAG_NAMES) from err
 
+    def management(self) -> Management:
+        return Management.of(self.mode, self.service_selector, self.namespaces)
+
     def sizing(self) -> WorkerSizing:
         return WorkerSizing(
             activity_threads=self.activity_threads,
@@ -108,6 +127,8 @@ class OrchestratorSettings(BaseModel):
             "kube_connections": values.get("LLMISVC_ROUTER_KUBE_CONNECTIONS"),
             "metrics_port": values.get("LLMISVC_ROUTER_METRICS_PORT") or None,
             "trace_exporters": trace_exporters(values),
+            "mode": values.get("LLMISVC_ROUTER_MODE") or None,
+            "service_selector": values.get("LLMISVC_ROUTER_SERVICE_SELECTOR"),
         }
         try:
             return cls.model_validate({k: v for k, v in raw.items() if v is not None})
@@ -130,13 +151,17 @@ _SIZING_NAMES = {
     "activity_task_pollers": "ACTIVITY_TASK_POLLERS",
     "kube_connections": "KUBE_CONNECTIONS",
 }
-_FLAG_NAMES = {field: "--" + field.replace("_", "-") for field in _SIZING_NAMES}
+_FLAG_NAMES = {
+    field: "--" + field.replace("_", "-") for field in (*_SIZING_NAMES, "mode", "service_selector")
+}
 _ENV_NAMES = {
     "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
     "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
     **{field: f"LLMISVC_ROUTER_{suffix}" for field, suffix in _SIZING_NAMES.items()},
     "metrics_port": "LLMISVC_ROUTER_METRICS_PORT",
     "trace_exporters": "OTEL_TRACES_EXPORTER",
+    "mode": "LLMISVC_ROUTER_MODE",
+    "service_selector": "LLMISVC_ROUTER_SERVICE_SELECTOR",
 }
 
 

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.types import MethodSyncSingleParam
 
@@ -34,7 +34,8 @@ from activities.models import (
 from activities.router_activities import RouterActivities
 from cluster_cache.model import SeenVersion
 from router_core.phases import Phase
-from workflows import descriptions, pass_log, pass_telemetry, search_attributes, summaries
+from workflows import descriptions, drift_report, pass_log, pass_telemetry, search_attributes, summaries
+from workflows.drift_report import DriftReport
 from workflows.models import (
     MAX_SEEN,
     WORKFLOW_NAME,
@@ -101,16 +102,17 @@ class LLMInferenceServiceWorkflow:
 
     @workflow.run
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
-        while not self._state.gone:
+        while not self._state.ended:
             await self._wait_for_trigger()
-            if not self._state.gone:  # a pass of the reconcile_now update may have found it gone
+            if not self._state.ended:  # a pass of the reconcile_now update may have found it gone
                 await self._reconcile()
-            if workflow.info().is_continue_as_new_suggested() and not self._state.gone:
+            if workflow.info().is_continue_as_new_suggested() and not self._state.ended:
                 # Let signal and update handlers finish so nothing they started is lost.
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(request.model_copy(update={"state": self._state}))
         await workflow.wait_condition(workflow.all_handlers_finished)
-        return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
+        reason = self._state.handed_off or "the LLMInferenceService is gone"
+        return ServiceWorkflowResult(passes=self._state.pass_count, reason=reason)
 
     @workflow.signal(description=descriptions.RECONCILE)
     def reconcile(self, signal: ReconcileSignal | None = None) -> None:
@@ -132,6 +134,10 @@ class LLMInferenceServiceWorkflow:
     def state(self) -> WorkflowState:
         return self._state
 
+    @workflow.query(description=descriptions.DRIFT)
+    def drift(self) -> DriftReport:
+        return self._state.drift or drift_report.no_report(self._key)
+
     @descriptions.update(descriptions.RECONCILE_NOW)
     async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
         self._note_trigger(signal)
@@ -146,14 +152,18 @@ class LLMInferenceServiceWorkflow:
 
     @reconcile_now.validator
     def _validate_reconcile_now(self, signal: ReconcileSignal) -> None:
-        if self._state.gone:
-            raise ValueError(f"LLMInferenceService {self._key} is gone; nothing to reconcile")
+        if self._state.ended:
+            raise ValueError(
+                f"LLMInferenceService {self._key} is gone; nothing to reconcile"
+                if self._state.gone
+                else f"{self._state.handed_off}: handed off; nothing to reconcile"
+            )
 
     async def _wait_for_trigger(self) -> None:
         try:
             timeout = self._next_check()
             await workflow.wait_condition(
-                lambda: bool(self._state.pending_reasons) or self._state.gone,
+                lambda: bool(self._state.pending_reasons) or self._state.ended,
                 timeout=timeout,
                 timeout_summary=descriptions.wait_summary(timeout, self._state.recheck_attempt),
             )
@@ -192,7 +202,7 @@ class LLMInferenceServiceWorkflow:
             return summary
 
     def _publish_search_attributes(self, summary: PassSummary) -> None:
-        """Let the Temporal UI filter services by namespace, name, readiness and outcome."""
+        """Let the Temporal UI filter services by namespace, name, readiness, outcome and drift."""
         if not self._request.search_attributes:
             return
         values = {
@@ -202,7 +212,17 @@ class LLMInferenceServiceWorkflow:
             search_attributes.OUTCOME: summary.outcome.value,
         }
         current = workflow.info().typed_search_attributes
-        changed = [key.value_set(value) for key, value in values.items() if current.get(key) != value]
+        changed: list[SearchAttributeUpdate[Any]] = [
+            key.value_set(value) for key, value in values.items() if current.get(key) != value
+        ]
+        drift = self._state.drift
+        if (
+            self._request.drift_attribute
+            and drift is not None
+            and current.get(search_attributes.DRIFT) != drift.drift
+        ):
+            # Only once shadow mode ran, so the histories of write-only workflows replay unchanged.
+            changed.append(search_attributes.DRIFT.value_set(drift.drift))
         if changed:  # an unchanged value would only add an event to the history
             workflow.upsert_search_attributes(changed)
 
@@ -234,10 +254,15 @@ class LLMInferenceServiceWorkflow:
             FetchInput(key=self._key, now=now, wait_for=seen),
             f"read and plan the pass of {self._key}",
         )
-        if decision.gone:
-            self._state.gone = True
-            return PassSummary(outcome=PassOutcome.GONE, finished_at=workflow.now())
+        if decision.gone or decision.handoff is not None:
+            return self._end(decision)
         self._note_service(decision)
+        if decision.shadow and decision.drift is not None:  # nothing is written: the drift is the result
+            self._state.drift = drift_report.shadow_pass(self._key, decision.drift, workflow.now())
+            summary = summaries.pass_summary(decision, 0, False, workflow.now())
+            return summary.model_copy(update={"drift": self._state.drift.drift})
+        if self._state.drift is not None and self._state.drift.mode == "shadow":
+            self._state.drift = drift_report.write_pass(self._key, workflow.now())
         written, rejected = await self._write_phases(decision)
         if rejected is None and decision.status is None:
             return summaries.pass_summary(decision, written, False, workflow.now())
@@ -265,6 +290,18 @@ class LLMInferenceServiceWorkflow:
             conditions=evaluated.conditions,
             url=evaluated.url,
         )
+
+    def _end(self, decision: PassDecision) -> PassSummary:
+        """The service is gone, or left this deployment's selection (a hand-off: nothing is changed)."""
+        if self._state.drift is not None:
+            drift_report.record_gauge(self._key, 0)
+        if decision.handoff is not None:
+            self._state.handed_off = decision.handoff
+            return PassSummary(
+                outcome=PassOutcome.HANDED_OFF, message=decision.handoff, finished_at=workflow.now()
+            )
+        self._state.gone = True
+        return PassSummary(outcome=PassOutcome.GONE, finished_at=workflow.now())
 
     def _note_service(self, decision: PassDecision) -> None:
         pass_telemetry.note_generation(decision.generation)

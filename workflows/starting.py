@@ -21,13 +21,18 @@ async def search_attributes_registered(client: Client) -> bool:
 
     Setting one that is not registered fails the workflow task, so a workflow only sets them when its
     starter found them registered (``llmisvc-router register-search-attributes`` adds them)."""
+    registered = await _registered(client)
+    return all(key.name in registered for key in search_attributes.ALL)
+
+
+async def _registered(client: Client) -> set[str]:
     try:
         listed = await client.operator_service.list_search_attributes(
             ListSearchAttributesRequest(namespace=client.namespace)
         )
     except RPCError:
-        return False
-    return all(key.name in listed.custom_attributes for key in search_attributes.ALL)
+        return set()
+    return set(listed.custom_attributes)
 
 
 class WorkflowStarter:
@@ -49,6 +54,7 @@ class WorkflowStarter:
             name=name,
             resync_seconds=self.resync_seconds,
             search_attributes=self.with_search_attributes,
+            drift_attribute=self.with_search_attributes,
         )
 
     def options(self, namespace: str, name: str) -> dict[str, Any]:

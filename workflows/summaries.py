@@ -10,6 +10,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from activities.models import ConditionState, PassDecision, PassOutcome, ServiceKey
 from router_core.phases import WriteOp
+from workflows import drift_report
 from workflows.models import PassSummary, WorkflowState
 
 
@@ -62,6 +63,7 @@ def details_markdown(key: ServiceKey, state: WorkflowState) -> str:
         "|---|---|",
         *[f"| {name} | {value} |" for name, value in sorted(last.conditions.items())],
     ]
-    if state.last_error or last.message:
+    if (state.last_error or last.message) and state.handed_off is None:
         lines += ["", f"**Last error:** {state.last_error or last.message}"]
+    lines += drift_report.markdown(state.drift, state.handed_off)
     return "\n".join(lines)

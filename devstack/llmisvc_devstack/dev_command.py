@@ -83,6 +83,15 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_main(args))
 
 
+def search_attribute_flags() -> list[str]:
+    """``--search-attribute Name=Type`` for each of the workflows' attributes, with its own type (an
+    attribute registered with another type fails every workflow task that sets it)."""
+    flags = []
+    for key in search_attributes.ALL:
+        flags += ["--search-attribute", f"{key.name}={key.indexed_value_type.name.capitalize()}"]
+    return flags
+
+
 class DevStackError(StartupError):
     """The stack could not start (a port taken, a binary missing); the message says which and why."""
 
@@ -92,10 +101,13 @@ class DevStackError(StartupError):
 
 async def _main(args: argparse.Namespace) -> int:
     stop = stop_event()
+    configured = OrchestratorSettings.from_env()
     settings = OrchestratorSettings(
         resync_seconds=args.resync_seconds,
         metrics_port=args.metrics_port,
-        trace_exporters=OrchestratorSettings.from_env().trace_exporters,  # OTEL_TRACES_EXPORTER and friends
+        trace_exporters=configured.trace_exporters,  # OTEL_TRACES_EXPORTER and friends
+        mode=configured.mode,  # e.g. LLMISVC_ROUTER_MODE=shadow make run
+        service_selector=configured.service_selector,
     )
     runtime = telemetry.start(settings, metrics_host="127.0.0.1", metrics_source="--metrics-port")
     with _temporal_dev_server(args.temporal_port, args.ui_port) as address:
@@ -130,8 +142,7 @@ def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
             raise DevStackError(f"port {wanted} is in use (choose another with --temporal-port / --ui-port)")
     command = [found, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
     command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch", "--log-level", "warn"]
-    for key in search_attributes.ALL:  # so the UI can filter services by namespace, readiness, outcome
-        command += ["--search-attribute", f"{key.name}=Keyword"]
+    command += search_attribute_flags()  # so the UI can filter services by namespace, readiness, outcome
     # The OTEL_* variables configure our tracing; the server reads them too and refuses some (console).
     env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

@@ -9,7 +9,7 @@ from runtime import exit_codes
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Outcomes of the live workflow that ``plan`` cannot produce.
-WORKFLOW_OUTCOMES = ("error", "gone")
+WORKFLOW_OUTCOMES = ("error", "gone", "handed-off")
 
 
 def test_the_readme_names_every_outcome_of_a_pass() -> None:

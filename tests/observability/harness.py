@@ -71,11 +71,15 @@ class Orchestrator:
 
 
 @asynccontextmanager
-async def running_orchestrator(client: Client, *, watcher: bool = False) -> AsyncIterator[Orchestrator]:
+async def running_orchestrator(
+    client: Client, *, watcher: bool = False, mode: str = "write"
+) -> AsyncIterator[Orchestrator]:
     """The stand-in with one service and the worker (and the watcher) on a task queue of their own."""
     suffix = uuid.uuid4().hex[:8]
     namespace = f"obs-{suffix}"
-    settings = OrchestratorSettings(task_queue=f"observability-{suffix}", namespaces=[namespace])
+    settings = OrchestratorSettings.model_validate(
+        {"task_queue": f"observability-{suffix}", "namespaces": [namespace], "mode": mode}
+    )
     with running_apiserver(crds="all", bookmark_interval=0.5) as server:
         kube = KubeClusterApi(server.client)
         for type_, body in world.namespaces(namespace) + world.ingress():
