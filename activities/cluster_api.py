@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from cluster_cache.model import SeenVersion
-from router_core.kube import ResourceType
+from router_core.models.kube import ResourceType
 
 Wire = dict[str, Any]
 

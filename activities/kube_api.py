@@ -18,7 +18,7 @@ from kubernetes import config as k8s_config
 
 from activities.api_telemetry import DISCOVERY, ApiTelemetry
 from activities.cluster_api import ApiError, Wire
-from router_core.kube import ResourceType
+from router_core.models.kube import ResourceType
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"

@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cluster_cache.model import SeenVersion
-from router_core.passes import ObjectRef
-from router_core.phases import WriteOp
+from router_core.planner.passes import ObjectRef
+from router_core.planner.phases import WriteOp
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40
@@ -76,7 +76,7 @@ class PassDecision(BaseModel):
     generation: int | None = None
     outcome: PassOutcome = PassOutcome.RECONCILED
     message: str | None = None
-    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.phases.Phase values
+    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.planner.phases.Phase values
     #: The status to write (merged into the stored one), or None when the stored status already says it.
     status: dict[str, Any] | None = None
     conditions: dict[str, ConditionState] = Field(default_factory=dict)

@@ -24,7 +24,7 @@ from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.gateway_controller import Informer
 from router_core import naming
-from router_core.kube import DEPLOYMENT, LLMISVC
+from router_core.models.kube import DEPLOYMENT, LLMISVC
 
 Obj = dict[str, Any]
 MANAGED_BY = "app.kubernetes.io/managed-by"

@@ -39,7 +39,7 @@ from apiserver_standin.testing import running_apiserver_process
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core import naming
-from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from watcher.runner import run_watcher, stop_cache
 from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from cluster_cache.cache import ClusterCache
 from cluster_cache.model import Tuning, WatchTarget
 from cluster_cache.watch_loop import ApiClient
-from router_core import kube, naming
-from router_core.config import CONFIGMAP_NAME, Environment
+from router_core import naming
+from router_core.models import kube
+from router_core.world.config import CONFIGMAP_NAME, Environment
 
 MANAGED_SELECTOR = f"{naming.PART_OF_LABEL}={naming.PART_OF_VALUE}"
 

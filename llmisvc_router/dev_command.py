@@ -26,8 +26,8 @@ from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
 from apiserver_standin.workload_controller import SimulatedWorkloadController
 from llmisvc_router.signals import stop_event
-from router_core import wellknown
-from router_core.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
+from router_core.merge import wellknown
+from router_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
 from worker import exit_codes, logs, telemetry
 from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER

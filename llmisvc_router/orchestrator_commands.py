@@ -22,7 +22,7 @@ from activities.kube_api import KubeClusterApi
 from cluster_cache.watch_loop import KubernetesUnreachable, check_reachable
 from llmisvc_router import help_texts
 from llmisvc_router.signals import stop_event
-from router_core.kube import LLMISVC
+from router_core.models.kube import LLMISVC
 from worker import connections, exit_codes, logs, telemetry
 from worker.environment import environment_from
 from worker.settings import OrchestratorSettings, SettingsError

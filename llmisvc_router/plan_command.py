@@ -1,6 +1,6 @@
 """``llmisvc-router plan``: run one reconcile pass offline, from a state file to a plan on stdout.
 
-It runs exactly the rules the live orchestrator runs (``router_core.passes.plan_pass``); nothing is
+It runs exactly the rules the live orchestrator runs (``router_core.planner.passes.plan_pass``); nothing is
 contacted and nothing is written.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from llmisvc_router.state_file import ClusterState, StateFileError, parse_state
-from router_core.llmisvc import LLMInferenceService
-from router_core.passes import plan_pass
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.planner.passes import plan_pass
 from worker import exit_codes
 from worker.environment import environment_from
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from cluster_cache.cache import ClusterCache
 from cluster_cache.watch_loop import ApiClient, KubernetesUnreachable, check_reachable
-from router_core.config import Environment
+from router_core.world.config import Environment
 from watcher.runner import run_watcher, stop_cache
 from worker import connections, exit_codes, logs, telemetry
 from worker.environment import environment_from

@@ -30,8 +30,11 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from router_core import kube, status_merge
-from router_core.config import (
+from router_core.merge.presets import apply_router_presets
+from router_core.models import kube
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.world import status_merge
+from router_core.world.config import (
     CONFIGMAP_NAME,
     INGRESS_KEY,
     ConfigError,
@@ -39,8 +42,6 @@ from router_core.config import (
     RouterConfig,
     load_router_config,
 )
-from router_core.llmisvc import LLMInferenceService
-from router_core.presets import apply_router_presets
 from watcher import uses
 from watcher.config_users import config_users
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire

@@ -14,9 +14,9 @@ from apiserver_standin.testing import running_apiserver
 from cluster_cache.cache import ClusterCache, at_least
 from cluster_cache.model import SeenVersion, Tuning
 from cluster_cache.targets import MANAGED_SELECTOR, dependent_targets, service_targets, start_worker_cache
-from router_core.config import Environment
-from router_core.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, ResourceType
+from router_core.models.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, ResourceType
 from router_core.naming import GATEWAY_NAME_LABEL
+from router_core.world.config import Environment
 
 ENV = Environment()
 NS = "llm"

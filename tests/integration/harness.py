@@ -30,7 +30,7 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning

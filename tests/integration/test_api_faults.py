@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
+from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
 from tests.history import ActivityRun, activity_runs
 from tests.integration import world
 from tests.integration.harness import WORKER_AGENT, running_stack

@@ -18,7 +18,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from apiserver_standin.kubeconfig import write_kubeconfig
-from router_core.kube import HTTPROUTE, LLMISVC
+from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import Stack, annotations_of, running_stack, until
 from workflows.models import workflow_id

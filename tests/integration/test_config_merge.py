@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from router_core import wellknown
-from router_core.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
+from router_core.merge import wellknown
+from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
 from tests.integration.world import Wire

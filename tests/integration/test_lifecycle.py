@@ -10,7 +10,7 @@ import pytest
 
 from apiserver_standin.testing import running_gateway_controller
 from cluster_cache.model import SeenVersion
-from router_core.kube import HTTPROUTE, LLMISVC
+from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
     annotations_of,

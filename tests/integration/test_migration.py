@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.kube import HTTPROUTE, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
+from router_core.models.kube import HTTPROUTE, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
 from tests.history import activity_names
 from tests.integration import world
 from tests.integration.harness import (

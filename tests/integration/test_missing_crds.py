@@ -9,7 +9,7 @@ import time
 import pytest
 from temporalio.service import RPCError
 
-from router_core.kube import HTTPROUTE
+from router_core.models.kube import HTTPROUTE
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, WATCHER_AGENT, WORKER_AGENT, Stack, running_stack, until
 from workflows.models import WorkflowState

@@ -16,7 +16,7 @@ from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
 from apiserver_standin.kubeconfig import write_kubeconfig
-from router_core.kube import LLMISVC
+from router_core.models.kube import LLMISVC
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
 from worker import logs

@@ -20,8 +20,7 @@ import pytest
 import yaml
 
 from apiserver_standin.testing import running_gateway_controller
-from router_core.config import CONFIGMAP_NAME
-from router_core.kube import (
+from router_core.models.kube import (
     CONFIGMAP,
     CRD,
     DEPLOYMENT,
@@ -35,6 +34,7 @@ from router_core.kube import (
     SERVICE,
     key_of,
 )
+from router_core.world.config import CONFIGMAP_NAME
 from tests.integration import world
 from tests.integration.harness import (
     WORKER_AGENT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.kube import GATEWAY, HTTPROUTE
+from router_core.models.kube import GATEWAY, HTTPROUTE
 from tests.integration import world
 from tests.integration.harness import conditions_of, running_stack, until
 from tests.integration.world import Wire

@@ -9,7 +9,7 @@ not sent at all, and the status says why.
 
 from __future__ import annotations
 
-from router_core.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
+from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
 from tests.integration import world
 from tests.integration.harness import running_stack
 from workflows.models import workflow_id

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 
 from apiserver_standin.testing import running_gateway_controller
-from router_core.kube import (
+from router_core.models.kube import (
     CONFIGMAP,
     DEPLOYMENT,
     GATEWAY,

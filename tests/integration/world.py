@@ -8,7 +8,15 @@ import json
 from typing import Any
 
 from router_core import naming
-from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType
+from router_core.models.kube import (
+    GATEWAY,
+    GATEWAYCLASS,
+    HTTPROUTE,
+    POOL_V1,
+    POOL_V1ALPHA2,
+    SERVICE,
+    ResourceType,
+)
 from worker.environment import environment_from
 
 Wire = dict[str, Any]

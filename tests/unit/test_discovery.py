@@ -6,9 +6,17 @@ from typing import Any
 
 import pytest
 
-from router_core.config import Environment
-from router_core.core_objects import Service
-from router_core.discovery import (
+from router_core.models.core_objects import Service
+from router_core.models.gateway_api import (
+    Gateway,
+    GatewayClass,
+    HTTPRoute,
+    HTTPRouteRule,
+    Listener,
+    ParentReference,
+)
+from router_core.models.llmisvc import ObjectReference
+from router_core.urls.discovery import (
     DiscoveryError,
     NoURLsDiscoveredError,
     ResolvedGateway,
@@ -21,8 +29,7 @@ from router_core.discovery import (
     resolved_gateway_keys,
     select_listeners,
 )
-from router_core.gateway_api import Gateway, GatewayClass, HTTPRoute, HTTPRouteRule, Listener, ParentReference
-from router_core.llmisvc import ObjectReference
+from router_core.world.config import Environment
 from tests.unit import discovery_builders as d
 from tests.unit.discovery_builders import (
     HEADER,
