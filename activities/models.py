@@ -13,8 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cluster_cache.model import SeenVersion
-from router_core.planner.passes import ObjectRef
-from router_core.planner.phases import WriteOp
+from router_core.planner.plan import ObjectRef, WriteOp
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40

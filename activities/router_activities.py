@@ -43,8 +43,7 @@ from cluster_cache.model import SeenVersion
 from router_core.models.kube import LLMISVC, ResourceType
 from router_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from router_core.planner import passes, phases
-from router_core.planner.passes import PassPlan
-from router_core.planner.phases import WriteOp
+from router_core.planner.plan import PassPlan, WriteOp
 from router_core.world.config import Environment
 from router_core.world.status_merge import merge_status
 

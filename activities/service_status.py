@@ -15,7 +15,7 @@ from typing import Any
 from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
 from router_core.models.kube import LLMISVC
-from router_core.planner.phases import WriteOp
+from router_core.planner.plan import WriteOp
 from router_core.world import conditions
 from router_core.world.status_merge import merge_status
 

@@ -86,7 +86,7 @@ def scheduler_deployment(svc: Wire) -> Wire:
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
-            "name": naming.child_name(meta["name"], naming.SCHEDULER_SUFFIX),
+            "name": naming.scheduler_name(meta["name"]),
             "namespace": NS,
             "labels": labels,
             "ownerReferences": [{**owner, "controller": True}],

@@ -6,7 +6,8 @@ from typing import Any
 
 from router_core.models.kube import KNOWN_TYPES, ResourceType
 from router_core.models.llmisvc import LLMInferenceService
-from router_core.planner.passes import PassPlan, plan_pass
+from router_core.planner.passes import plan_pass
+from router_core.planner.plan import PassPlan
 from router_core.world.config import Environment
 from router_core.world.snapshot import Snapshot, snapshot_of
 

@@ -9,13 +9,17 @@ the lock).
 
 from __future__ import annotations
 
-from router_core.models.gateway_api import HTTPBackendRef, HTTPRoute, RouteParentStatus
+from router_core.models.gateway_api import HTTPRoute, RouteParentStatus
 from router_core.models.kube import POOL_V1_GROUP, POOL_V1ALPHA2_GROUP, find_condition
-from router_core.models.llmisvc import POOL_MIGRATED_ANNOTATION, LLMInferenceService
+from router_core.models.llmisvc import (
+    POOL_KIND,
+    POOL_MIGRATED_ANNOTATION,
+    LLMInferenceService,
+    is_default_pool_backend_ref,
+)
 from router_core.world.conditions import FALSE, TRUE, UNKNOWN
 
 MIGRATED_VALUE = "v1"
-POOL_KIND = "InferencePool"
 RESOLVED_REFS = "ResolvedRefs"
 INVALID_KIND = "InvalidKind"
 
@@ -75,11 +79,6 @@ def should_use_v1(current_route: HTTPRoute | None, installed_groups: frozenset[s
         or support_status(current_route, POOL_V1_GROUP) == TRUE
         or support_status(current_route, POOL_V1ALPHA2_GROUP) == FALSE
     )
-
-
-def is_default_pool_backend_ref(ref: HTTPBackendRef, svc: LLMInferenceService) -> bool:
-    """R-EXP-10: an InferencePool backend named like the managed pool; group and namespace do not matter."""
-    return ref.kind == POOL_KIND and ref.name == svc.managed_pool_name()
 
 
 def apply_pool_group(route: HTTPRoute, svc: LLMInferenceService, use_v1: bool) -> HTTPRoute:

@@ -228,7 +228,7 @@ def _template_data(
     pool_ref = (
         (((merged.get("router") or {}).get("scheduler") or {}).get("pool") or {}).get("ref") or {}
     ).get("name")
-    pool = pool_ref or naming.child_name(svc.name, naming.POOL_SUFFIX)
+    pool = pool_ref or naming.pool_name(svc.name)
     global_config = {
         "SystemNamespace": env.kserve_namespace,
         "IngressGatewayName": config.ingress_gateway_name,

@@ -15,12 +15,16 @@ from __future__ import annotations
 from typing import Any
 
 from router_core import naming
-from router_core.httproute.migration import is_default_pool_backend_ref
 from router_core.merge import config_merge
 from router_core.models.gateway_api import HTTPRouteSpec, ParentReference
 from router_core.models.inference_pool import LabelSelector, Port
 from router_core.models.kube import GATEWAY_GROUP, ResourceType
-from router_core.models.llmisvc import GatewayRef, LLMInferenceService, RouterSpec
+from router_core.models.llmisvc import (
+    GatewayRef,
+    LLMInferenceService,
+    RouterSpec,
+    is_default_pool_backend_ref,
+)
 from router_core.world.config import Environment, RouterConfig
 
 EPP_PORT = 9002
@@ -85,9 +89,7 @@ def _default_service_account(svc: LLMInferenceService, router: RouterSpec) -> No
         and scheduler.template is not None
         and not scheduler.template.service_account_name
     ):
-        scheduler.template.service_account_name = naming.child_name(
-            svc.name, naming.EPP_SERVICE_ACCOUNT_SUFFIX
-        )
+        scheduler.template.service_account_name = naming.epp_service_account_name(svc.name)
 
 
 def _default_epp_port(router: RouterSpec) -> None:
@@ -140,6 +142,6 @@ def _point_default_backends(svc: LLMInferenceService, router: RouterSpec) -> Non
                 continue
             if scheduler is None:
                 ref.group, ref.kind = "", "Service"
-                ref.name = naming.child_name(svc.name, naming.WORKLOAD_SERVICE_SUFFIX)
+                ref.name = naming.workload_service_name(svc.name)
             elif pool_ref is not None and scheduler.has_pool_ref():
                 ref.name = pool_ref.name

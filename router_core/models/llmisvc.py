@@ -11,13 +11,14 @@ from typing import Any
 from pydantic import Field
 
 from router_core import naming
-from router_core.models.gateway_api import HTTPRouteSpec
+from router_core.models.gateway_api import HTTPBackendRef, HTTPRouteSpec
 from router_core.models.inference_pool import InferencePoolSpec
 from router_core.models.kube import LLMISVC, LLMISVC_CONFIG, KubeModel, KubeObject, OwnerReference
 
 STOP_ANNOTATION = "serving.kserve.io/stop"
 MODEL_BASED_ROUTING_ANNOTATION = "serving.kserve.io/model-based-routing-enabled"
 POOL_MIGRATED_ANNOTATION = "serving.kserve.io/inference-pool-migrated"
+POOL_KIND = "InferencePool"
 
 
 class LoRAAdapter(KubeModel):
@@ -223,7 +224,7 @@ class LLMInferenceService(KubeObject):
             spec = scheduler.pool.spec
             if spec is not None and spec.endpoint_picker_ref is not None and spec.endpoint_picker_ref.name:
                 return spec.endpoint_picker_ref.name
-        return naming.child_name(self.name, naming.EPP_SERVICE_SUFFIX)
+        return naming.epp_service_name(self.name)
 
     def controller_reference(self) -> OwnerReference:
         """The owner reference placed on every managed object (Go: metav1.NewControllerRef)."""
@@ -237,7 +238,7 @@ class LLMInferenceService(KubeObject):
         )
 
     def managed_pool_name(self) -> str:
-        return naming.child_name(self.name, naming.POOL_SUFFIX)
+        return naming.pool_name(self.name)
 
     def model_name(self) -> str:
         """R-ADDR-3: spec.model.name, defaulted to the object's name (Go: only when absent, not "")."""
@@ -258,3 +259,8 @@ class LLMInferenceServiceConfig(KubeObject):
     api_version: str = LLMISVC_CONFIG.api_version
     kind: str = LLMISVC_CONFIG.kind
     spec: LLMInferenceServiceSpec = Field(default_factory=LLMInferenceServiceSpec)
+
+
+def is_default_pool_backend_ref(ref: HTTPBackendRef, svc: LLMInferenceService) -> bool:
+    """R-EXP-10: an InferencePool backend named like the managed pool; group and namespace do not matter."""
+    return ref.kind == POOL_KIND and ref.name == svc.managed_pool_name()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from router_core import naming
 from router_core.checks.references import referenced_routes
-from router_core.httproute.managed import managed_route_name
 from router_core.models.gateway_api import HTTPRoute
 from router_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
 from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2
@@ -38,15 +38,11 @@ def evaluate_pools(
         raise EvaluationError(f"failed to evaluate Inference Pool conditions: {error}")
 
 
-def evaluate_gateways(conds: Conditions, svc: LLMInferenceService, resolved: list[ResolvedGateway]) -> None:
-    gateways_and_routes.evaluate_gateways(conds, svc, [r.gateway for r in resolved])
-
-
 def evaluate_routes(conds: Conditions, world: PassWorld, svc: LLMInferenceService) -> None:
     """R-HR-3: the referenced routes and the managed route, re-read now (after this pass's writes)."""
     found = referenced_routes(world, svc)
     if svc.http_has_spec():
-        managed = world.read(HTTPRoute, HTTPROUTE, svc.namespace, managed_route_name(svc))
+        managed = world.read(HTTPRoute, HTTPROUTE, svc.namespace, naming.route_name(svc.name))
         if managed is not None:
             found.append(managed)
     gateways_and_routes.evaluate_http_routes(conds, svc, found)

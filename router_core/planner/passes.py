@@ -10,19 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TypeVar
 
 from router_core.checks import preconditions, references
 from router_core.merge import config_merge, presets, spec_validation
 from router_core.models.core_objects import ConfigMap
 from router_core.models.inference_pool import EmptyTargetPortsError
-from router_core.models.kube import CONFIGMAP, KNOWN_TYPES, ObjectKey, type_of
+from router_core.models.kube import CONFIGMAP, KNOWN_TYPES, ObjectKey
 from router_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceSpec
 from router_core.planner import evaluation, route_step
+from router_core.planner.plan import ObjectRef, Outcome, PassPlan
 from router_core.pools import scheduler
+from router_core.readiness import gateways_and_routes
 from router_core.urls.status import RoutingError
 from router_core.world import conditions, writes
 from router_core.world.conditions import Conditions
@@ -36,61 +35,6 @@ from router_core.world.config import (
 from router_core.world.snapshot import PassWorld, Reader
 
 T = TypeVar("T")
-
-
-class Outcome(StrEnum):
-    RECONCILED = "reconciled"
-    PRECONDITION_NOT_MET = "precondition-not-met"
-    INVALID_REFERENCES = "invalid-references"
-    FAILED = "failed"
-
-
-class ObjectRef(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
-
-    api_version: str = Field(alias="apiVersion")
-    kind: str
-    namespace: str | None = None
-    name: str
-
-    @classmethod
-    def of(cls, key: ObjectKey) -> ObjectRef:
-        return cls(
-            api_version=key.type.api_version,
-            kind=key.type.kind,
-            namespace=key.namespace or None,
-            name=key.name,
-        )
-
-    def key(self) -> ObjectKey:
-        type_ = type_of(self.api_version, self.kind)
-        if type_ is None:
-            raise ValueError(f"{self.api_version} {self.kind} is not a kind the router writes")
-        return ObjectKey(type_, self.namespace or "", self.name)
-
-
-class PassPlan(BaseModel):
-    """What one pass decided: objects to create/update and delete, the new status and how it ended."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    apply: list[dict[str, Any]] = Field(default_factory=list)
-    delete: list[ObjectRef] = Field(default_factory=list)
-    status: dict[str, Any] = Field(default_factory=dict)
-    outcome: Outcome = Outcome.RECONCILED
-    message: str | None = None
-
-    def to_document(self) -> dict[str, Any]:
-        """The ``plan`` command's output document (``message`` only when the pass failed)."""
-        doc: dict[str, Any] = {
-            "apply": self.apply,
-            "delete": [ref.model_dump(by_alias=True, exclude_none=True) for ref in self.delete],
-            "status": self.status,
-            "outcome": self.outcome.value,
-        }
-        if self.message is not None:
-            doc["message"] = self.message
-        return doc
 
 
 class _PassEndedError(Exception):
@@ -201,7 +145,7 @@ def _run_router(
             evaluation.evaluate_pools(conds, world, svc, resolved)
         except evaluation.EvaluationError as err:
             raise _PassEndedError(Outcome.FAILED, str(err)) from err
-        evaluation.evaluate_gateways(conds, svc, resolved)
+        gateways_and_routes.evaluate_gateways(conds, svc, [r.gateway for r in resolved])
         evaluation.evaluate_routes(conds, world, svc)
     finally:
         conditions.determine_router_readiness(conds)

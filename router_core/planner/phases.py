@@ -5,58 +5,15 @@ migration shows in the workflow history."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel
-
-from router_core.models.kube import (
-    HTTPROUTE,
-    POOL_V1,
-    POOL_V1ALPHA2,
-    SERVICE,
-    ObjectKey,
-    ResourceType,
-    key_of,
-)
+from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType
 from router_core.models.llmisvc import POOL_MIGRATED_ANNOTATION
-from router_core.planner.passes import ObjectRef, PassPlan
+from router_core.planner.plan import PassPlan, Phase, WriteOp
 from router_core.world.snapshot import Reader
 
 #: The order KServe writes the scheduler's objects in (R-SCH-2).
 SCHEDULER_ORDER: tuple[ResourceType, ...] = (SERVICE, POOL_V1, POOL_V1ALPHA2)
-
-
-class Phase(StrEnum):
-    SCHEDULER = "scheduler"
-    ROUTES = "routes"
-    MIGRATION = "migration"
-
-
-class WriteOp(BaseModel):
-    """One write: a full manifest to create/update, or an object to delete."""
-
-    apply: dict[str, Any] | None = None
-    delete: ObjectRef | None = None
-
-    def key(self) -> ObjectKey:
-        """The object written; a plan only writes kinds the router knows."""
-        if self.delete is not None:
-            return self.delete.key()
-        key = key_of(self.apply or {})
-        if key is None:
-            raise ValueError(f"a plan cannot write {self.describe()}")
-        return key
-
-    def ref(self) -> ObjectRef:
-        return self.delete if self.delete is not None else ObjectRef.of(self.key())
-
-    def describe(self) -> str:
-        if self.delete is not None:
-            return f"delete {self.delete.kind} {self.delete.namespace}/{self.delete.name}"
-        meta = (self.apply or {}).get("metadata", {})
-        verb = "update" if meta.get("resourceVersion") else "create"
-        return f"{verb} {(self.apply or {}).get('kind')} {meta.get('namespace')}/{meta.get('name')}"
 
 
 def split_into_phases(plan: PassPlan, before: Reader) -> dict[Phase, list[WriteOp]]:

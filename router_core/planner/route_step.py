@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from router_core import naming
 from router_core.checks.references import referenced_routes
-from router_core.httproute import managed
+from router_core.httproute import managed, model_routing
 from router_core.models.gateway_api import HTTPRoute
 from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1_GROUP, POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP
 from router_core.models.llmisvc import LLMInferenceService
@@ -18,8 +19,8 @@ from router_core.world.snapshot import PassWorld, Wire
 
 def build_expected_route(world: PassWorld, svc: LLMInferenceService, config: RouterConfig) -> HTTPRoute:
     """R-EXP-*: the managed route this pass wants, given the live one (for the migration decision)."""
-    current = world.read(HTTPRoute, HTTPROUTE, svc.namespace, managed.managed_route_name(svc))
-    enabled = svc.http_has_spec() and managed.is_model_based_routing_enabled(
+    current = world.read(HTTPRoute, HTTPROUTE, svc.namespace, naming.route_name(svc.name))
+    enabled = svc.http_has_spec() and model_routing.is_model_based_routing_enabled(
         svc, config, collect_referenced_gateways(world, svc)
     )
     groups = frozenset(

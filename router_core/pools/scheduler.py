@@ -19,7 +19,7 @@ from router_core.models.inference_pool import (
 )
 from router_core.models.kube import DEPLOYMENT, POOL_V1, POOL_V1ALPHA2, SERVICE, ObjectMeta
 from router_core.models.llmisvc import LLMInferenceService
-from router_core.readiness.pools import mark_scheduler_workload
+from router_core.pools.scheduler_workload import mark_scheduler_workload
 from router_core.world import conditions, writes
 from router_core.world.conditions import Conditions
 from router_core.world.snapshot import PassWorld
@@ -58,7 +58,7 @@ def reconcile_scheduler(conds: Conditions, world: PassWorld, svc: LLMInferenceSe
 
 def _mark_workload(conds: Conditions, world: PassWorld, svc: LLMInferenceService, managed: bool) -> None:
     if managed:
-        name = naming.child_name(svc.name, naming.SCHEDULER_SUFFIX)
+        name = naming.scheduler_name(svc.name)
         mark_scheduler_workload(conds, world.read(Deployment, DEPLOYMENT, svc.namespace, name))
     elif svc.is_stopped():
         conditions.mark_stopped(conds, conditions.SCHEDULER_WORKLOAD_READY)

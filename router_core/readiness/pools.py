@@ -1,5 +1,5 @@
-"""The scheduler side of readiness: InferencePoolReady (spec 3.8.1), ``status.router.scheduler`` (R-POOL-9)
-and SchedulerWorkloadReady from the scheduler Deployment (R-SCH-4).
+"""The scheduler side of readiness: InferencePoolReady (spec 3.8.1) and ``status.router.scheduler``
+(R-POOL-9).
 
 A pool is judged only by the parents that stand for the Gateways the service uses now (``keys``, as
 ``(namespace, name)``): a gateway controller may leave entries behind for Gateways the service no longer
@@ -10,7 +10,6 @@ installed, P3); transient read errors never reach this module.
 from __future__ import annotations
 
 from router_core.gocompat import gofmt
-from router_core.models.core_objects import Deployment
 from router_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2, PoolParentStatus
 from router_core.models.kube import POOL_V1, POOL_V1_GROUP, Condition, find_condition, not_found
 from router_core.models.llmisvc import LLMInferenceService, ObjectReference, SchedulerStatus
@@ -24,11 +23,6 @@ ACCEPTED = "Accepted"
 WAITING_FOR_GATEWAY = "WaitingForGateway"
 POOL_NOT_READY = "InferencePoolNotReady"
 POOL_FETCH_ERROR = "InferencePoolFetchError"
-
-DEPLOYMENT_PROGRESSING = "Progressing"
-DEPLOYMENT_AVAILABLE = "Available"
-PROGRESS_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
-ROLLOUT_IN_PROGRESS = "Deployment rollout in progress"
 
 #: A verdict: None when ready, else the (reason, message) of the False condition.
 Verdict = tuple[str, str] | None
@@ -126,35 +120,6 @@ def set_scheduler_status(svc: LLMInferenceService, pool_name: str, service_name:
     )
 
 
-# --- SchedulerWorkloadReady ------------------------------------------------------------------------
-
-
-def scheduler_workload_verdict(deployment: Deployment | None) -> tuple[str, str, str]:
-    """R-SCH-4 steps 1-4 as ``(status, reason, message)``; ``None`` is a Deployment with no status yet."""
-    status = deployment.status if deployment is not None else None
-    if status is not None and (status.available_replicas or 0) > 0:
-        return conditions.TRUE, "", ""
-    found = status.conditions if status is not None else None
-    for cond in found or []:
-        if cond.type == DEPLOYMENT_PROGRESSING and _is_deadline_exceeded(cond):
-            return conditions.FALSE, PROGRESS_DEADLINE_EXCEEDED, cond.message or ""
-    available = find_condition(found, DEPLOYMENT_AVAILABLE)
-    if available is not None:
-        if available.status == conditions.TRUE:
-            return conditions.TRUE, "", ""
-        return conditions.FALSE, available.reason or "", available.message or ""
-    return conditions.FALSE, DEPLOYMENT_PROGRESSING, ROLLOUT_IN_PROGRESS
-
-
-def mark_scheduler_workload(conds: Conditions, deployment: Deployment | None) -> None:
-    """Write the R-SCH-4 verdict to SchedulerWorkloadReady."""
-    status, reason, message = scheduler_workload_verdict(deployment)
-    if status == conditions.TRUE:
-        conds.mark_true(conditions.SCHEDULER_WORKLOAD_READY)
-    else:
-        conds.mark_false(conditions.SCHEDULER_WORKLOAD_READY, reason, message)
-
-
 # --- helpers ---------------------------------------------------------------------------------------
 
 
@@ -215,10 +180,6 @@ def _first_rejection(parents: list[PoolParentStatus], generation: int | None) ->
         if accepted is not None and not _is_accepted(parent, generation):
             return accepted
     return None
-
-
-def _is_deadline_exceeded(cond: Condition) -> bool:
-    return cond.status == conditions.FALSE and cond.reason == PROGRESS_DEADLINE_EXCEEDED
 
 
 def _pool_ref_name(svc: LLMInferenceService) -> str:

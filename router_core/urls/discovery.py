@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from router_core.gocompat import gourl
 from router_core.gocompat.gofmt import quote
+from router_core.httproute.model_routing import is_model_routing_match
 from router_core.models.core_objects import Service
 from router_core.models.gateway_api import (
     Gateway,
@@ -139,13 +140,6 @@ def _join_host_port(host: str, port: int) -> str:
 
 
 # --- paths ----------------------------------------------------------------------------------------
-
-
-def is_model_routing_match(match: HTTPRouteMatch, header_name: str) -> bool:
-    """R-EXP-8: the match tests the configured model header (exact, case-sensitive name, quirk Q28)."""
-    if not header_name:
-        return False
-    return any(header.name == header_name for header in match.headers or [])
 
 
 @dataclass

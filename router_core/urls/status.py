@@ -55,7 +55,7 @@ def update_routing_status(
 def workload_url(svc: LLMInferenceService, config: RouterConfig, env: Environment) -> str:
     """R-ST-2: the workload Service's in-cluster URL, no path, no trailing slash."""
     scheme = "https" if config.enable_tls else "http"
-    service = naming.child_name(svc.name, naming.WORKLOAD_SERVICE_SUFFIX)
+    service = naming.workload_service_name(svc.name)
     return f"{scheme}://{service}.{svc.namespace}.svc.{env.cluster_domain}"
 
 

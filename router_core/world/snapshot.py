@@ -8,7 +8,6 @@ written object, with the status it had before the write). The recorded writes be
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
@@ -120,11 +119,3 @@ class PassWorld:
 def _key_of(type_: ResourceType, obj: Wire) -> ObjectKey:
     meta = obj.get("metadata") or {}
     return ObjectKey(type_, meta.get("namespace") or "", meta.get("name") or "")
-
-
-def key_for(obj: KubeObject, type_: ResourceType) -> ObjectKey:
-    return ObjectKey(type_, obj.namespace if type_.namespaced else "", obj.name)
-
-
-def deep_copy(obj: Wire) -> Wire:
-    return copy.deepcopy(obj)

@@ -8,6 +8,7 @@ labels, annotations and fields that other controllers add never cause a fight.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 
 from router_core.models.kube import (
@@ -22,7 +23,7 @@ from router_core.models.kube import (
 )
 from router_core.models.llmisvc import LLMInferenceService
 from router_core.world import derivative
-from router_core.world.snapshot import PassWorld, Wire, deep_copy
+from router_core.world.snapshot import PassWorld, Wire
 
 #: Go type names used in KServe's messages (spec 3.5).
 TYPE_TOKENS = {
@@ -57,7 +58,7 @@ def reconcile(
     current = world.get(type_, namespace, name)
     if current is None:
         _raise_if_rejected(world, key, "create")
-        stored = deep_copy(desired)
+        stored = copy.deepcopy(desired)
         stored["metadata"]["generation"] = 1
         world.record_apply(key, desired, stored)
         return stored
@@ -70,7 +71,7 @@ def reconcile(
     if derivative.semantically_equal(dry_run, current):
         return dry_run
     _raise_if_rejected(world, key, "update")
-    manifest = deep_copy(desired)
+    manifest = copy.deepcopy(desired)
     if "resourceVersion" in current.get("metadata", {}):
         manifest["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
     if dry_run.get("spec") != current.get("spec"):
@@ -114,13 +115,13 @@ def is_controlled_by(obj: Wire, svc: LLMInferenceService) -> bool:
 
 def _as_server_returns(desired: Wire, current: Wire) -> Wire:
     """What a dry-run full update returns: the desired object with the live server-side fields and status."""
-    result = deep_copy(desired)
+    result = copy.deepcopy(desired)
     live_meta = current.get("metadata", {})
     for field in SERVER_METADATA:
         if field in live_meta:
             result["metadata"][field] = (
-                deep_copy(live_meta[field]) if field == "managedFields" else live_meta[field]
+                copy.deepcopy(live_meta[field]) if field == "managedFields" else live_meta[field]
             )
     if "status" in current:
-        result["status"] = deep_copy(current["status"])
+        result["status"] = copy.deepcopy(current["status"])
     return result

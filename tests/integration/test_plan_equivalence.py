@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from apiserver_standin.testing import running_gateway_controller
+from router_core import naming
 from router_core.models.kube import (
     CONFIGMAP,
     CRD,
@@ -75,7 +76,7 @@ async def migrating_route(stack: Stack) -> Callable[[], Awaitable[Handle]]:
         await stack.passes(handle, 1)
 
         async def refused() -> bool:
-            route = await stack.get(HTTPROUTE, world.route_name(NAME)) or {}
+            route = await stack.get(HTTPROUTE, naming.route_name(NAME)) or {}
             return route_parent_conditions(route).get("ResolvedRefs", {}).get("reason") == "InvalidKind"
 
         await until(refused, "the gateway to refuse the v1alpha2 pools")

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from router_core.httproute.model_routing import is_model_routing_match
 from router_core.models.core_objects import Service
 from router_core.models.gateway_api import (
     Gateway,
@@ -24,7 +25,6 @@ from router_core.urls.discovery import (
     dedupe_resolved,
     extract_route_paths,
     hostnames_for_listener,
-    is_model_routing_match,
     listener_scheme,
     resolved_gateway_keys,
     select_listeners,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from router_core.models.kube import KNOWN_TYPES, POOL_V1, POOL_V1ALPHA2
-from router_core.planner.passes import PassPlan
+from router_core.planner.plan import PassPlan
 from tests import builders as b
 from tests.builders import Wire
 
