@@ -18,7 +18,7 @@ from kubernetes import config as k8s_config
 
 from activities.api_telemetry import DISCOVERY, ApiTelemetry
 from activities.cluster_api import ApiError, Wire
-from router_core.models.kube import ResourceType
+from router_core.models.kube import ResourceType, collection_path
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -42,13 +42,6 @@ def load_api_client(
             raise
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     return k8s.ApiClient(configuration)
-
-
-def collection_path(type_: ResourceType, namespace: str) -> str:
-    base = f"/apis/{type_.group}/{type_.version}" if type_.group else f"/api/{type_.version}"
-    if type_.namespaced and namespace:
-        return f"{base}/namespaces/{namespace}/{type_.plural}"
-    return f"{base}/{type_.plural}"
 
 
 def object_path(type_: ResourceType, namespace: str, name: str) -> str:

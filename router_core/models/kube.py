@@ -122,6 +122,14 @@ class ResourceType:
         return f"{self.crd_name}/{self.version}" if self.group else f"{self.plural}/{self.version}"
 
 
+def collection_path(type_: ResourceType, namespace: str) -> str:
+    """The REST path of the resource's collection, in ``namespace`` when it is namespaced and given."""
+    base = f"/apis/{type_.group}/{type_.version}" if type_.group else f"/api/{type_.version}"
+    if type_.namespaced and namespace:
+        return f"{base}/namespaces/{namespace}/{type_.plural}"
+    return f"{base}/{type_.plural}"
+
+
 GATEWAY_GROUP = "gateway.networking.k8s.io"
 POOL_V1_GROUP = "inference.networking.k8s.io"
 POOL_V1ALPHA2_GROUP = "inference.networking.x-k8s.io"
