@@ -76,21 +76,6 @@ class KubeClusterApi:
             raise
         return [_with_kind(item, type_) for item in result.get("items") or []]
 
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        """Discovery: which of ``types`` the server serves, one request per group/version."""
-        found: set[ResourceType] = set()
-        for group_version in sorted({(t.group, t.version) for t in types}):
-            path = f"/apis/{group_version[0]}/{group_version[1]}" if group_version[0] else "/api/v1"
-            try:
-                resources = self._call("GET", path, None).get("resources") or []
-            except ApiError as err:
-                if err.status == 404:
-                    continue
-                raise
-            plurals = {r.get("name") for r in resources}
-            found |= {t for t in types if (t.group, t.version) == group_version and t.plural in plurals}
-        return found
-
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         namespace = body.get("metadata", {}).get("namespace") or ""
         return self._call("POST", collection_path(type_, namespace), type_, namespace, body=body)

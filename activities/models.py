@@ -90,10 +90,6 @@ class PassDecision(BaseModel):
         cond = self.conditions.get("RouterReady")
         return cond.status if cond is not None else "Unknown"
 
-    @property
-    def has_writes(self) -> bool:
-        return any(self.writes.values())
-
 
 class ApplyInput(BaseModel):
     """Writes of one phase, in the order KServe makes them, for the service with this uid."""

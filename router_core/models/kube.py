@@ -53,13 +53,6 @@ class ObjectMeta(KubeModel):
     owner_references: list[OwnerReference] | None = None
     deletion_timestamp: str | None = None
 
-    def controller_uid(self) -> str | None:
-        """UID of the controlling owner, if any (Go: metav1.GetControllerOf)."""
-        for ref in self.owner_references or []:
-            if ref.controller:
-                return ref.uid
-        return None
-
 
 class Condition(KubeModel):
     """A metav1.Condition as written by Gateway API and Inference Extension controllers."""

@@ -189,7 +189,7 @@ async def running_stack(
     with running_apiserver(crds=crds, bookmark_interval=0.5) as server, _clients(server) as clients:
         test_client, worker_client, watcher_client = clients
         kube = KubeClusterApi(test_client)
-        seed(kube, namespace)
+        seed(server, kube, namespace)
         worker_api = RecordingClusterApi(KubeClusterApi(worker_client))
         async with AsyncExitStack() as stack_exit:
             gateway_controller = None
@@ -238,9 +238,9 @@ def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
             client.close()  # type: ignore[no-untyped-call]
 
 
-def seed(kube: KubeClusterApi, namespace: str) -> None:
+def seed(server: StandinApiServer, kube: KubeClusterApi, namespace: str) -> None:
     """The namespaces, and the ingress Gateway with its class when Gateway API is installed."""
-    with_ingress = kube.served([GATEWAY, GATEWAYCLASS]) == {GATEWAY, GATEWAYCLASS}
+    with_ingress = all(server.registry.lookup(t.group, t.version, t.plural) for t in (GATEWAY, GATEWAYCLASS))
     for type_, body in world.namespaces(namespace) + (world.ingress() if with_ingress else []):
         kube.create(type_, body)
 

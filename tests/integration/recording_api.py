@@ -44,9 +44,6 @@ class RecordingClusterApi:
     def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]:
         return self.inner.list_objects(type_, namespace, labels)
 
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        return self.inner.served(types)
-
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         result = self.inner.create(type_, body)
         self._record("create", type_, *_where(body), body)

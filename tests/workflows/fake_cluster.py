@@ -145,10 +145,6 @@ class FakeCluster:
                 if key.type == type_ and key.namespace == namespace and _has_labels(obj, labels)
             ]
 
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        self._enter("served", None)
-        return {t for t in types if self._is_served(t)}
-
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         if type_ == EVENT:
             with self._lock:
