@@ -28,9 +28,7 @@ DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]
 
 #: The operations of ``ClusterApi``, as faults and holds name them.
 #: ``sync`` is the cache's "wait until synced", which ``fetch_gateways`` calls first, once per pass.
-OPERATIONS = frozenset(
-    {"sync", "get", "list", "served", "create", "replace", "replace_status", "patch", "delete"}
-)
+OPERATIONS = frozenset({"sync", "get", "list", "create", "replace", "replace_status", "patch", "delete"})
 HOLD_TIMEOUT = 30.0  # a held call gives up after this long, so a failing test cannot hang the worker
 
 
