@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 import pytest
 
@@ -62,7 +63,9 @@ def test_appendix_a_hashed_names_are_63_bytes_and_keep_a_trailing_dash() -> None
     ],
     ids=["route", "pool", "epp-service", "epp-service-account", "scheduler", "workload-service"],
 )
-def test_derived_names_are_kserve_child_names_of_the_service(derive, expected) -> None:
+def test_derived_names_are_kserve_child_names_of_the_service(
+    derive: Callable[[str], str], expected: str
+) -> None:
     assert derive("my-llm") == expected
     assert derive(LONG_NAME) == naming.child_name(LONG_NAME, expected.removeprefix("my-llm"))
 
