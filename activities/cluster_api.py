@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from cluster_cache.model import SeenVersion
-from router_core.kube import ResourceType
+from router_core.models.kube import ResourceType
 
 Wire = dict[str, Any]
 
@@ -32,8 +32,6 @@ class ClusterApi(Protocol):
     def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None: ...
 
     def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]: ...
-
-    def served(self, types: list[ResourceType]) -> set[ResourceType]: ...
 
     def create(self, type_: ResourceType, body: Wire) -> Wire: ...
 

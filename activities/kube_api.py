@@ -19,7 +19,7 @@ from kubernetes import config as k8s_config
 
 from activities.api_telemetry import DISCOVERY, ApiTelemetry
 from activities.cluster_api import ApiError, Wire
-from router_core.kube import ResourceType
+from router_core.models.kube import ResourceType, collection_path
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -58,13 +58,6 @@ def load_api_client(
     return k8s.ApiClient(configuration)
 
 
-def collection_path(type_: ResourceType, namespace: str) -> str:
-    base = f"/apis/{type_.group}/{type_.version}" if type_.group else f"/api/{type_.version}"
-    if type_.namespaced and namespace:
-        return f"{base}/namespaces/{namespace}/{type_.plural}"
-    return f"{base}/{type_.plural}"
-
-
 def object_path(type_: ResourceType, namespace: str, name: str) -> str:
     return f"{collection_path(type_, namespace)}/{name}"
 
@@ -96,21 +89,6 @@ class KubeClusterApi:
                 return []
             raise
         return [_with_kind(item, type_) for item in result.get("items") or []]
-
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        """Discovery: which of ``types`` the server serves, one request per group/version."""
-        found: set[ResourceType] = set()
-        for group_version in sorted({(t.group, t.version) for t in types}):
-            path = f"/apis/{group_version[0]}/{group_version[1]}" if group_version[0] else "/api/v1"
-            try:
-                resources = self._call("GET", path, None).get("resources") or []
-            except ApiError as err:
-                if err.status == 404:
-                    continue
-                raise
-            plurals = {r.get("name") for r in resources}
-            found |= {t for t in types if (t.group, t.version) == group_version and t.plural in plurals}
-        return found
 
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         namespace = body.get("metadata", {}).get("namespace") or ""

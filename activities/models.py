@@ -13,9 +13,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cluster_cache.model import SeenVersion
-from router_core.drift import Drift
-from router_core.passes import ObjectRef
-from router_core.phases import WriteOp
+from router_core.planner.drift import Drift
+from router_core.planner.plan import ObjectRef, WriteOp
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40
@@ -78,7 +77,7 @@ class PassDecision(BaseModel):
     generation: int | None = None
     outcome: PassOutcome = PassOutcome.RECONCILED
     message: str | None = None
-    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.phases.Phase values
+    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.planner.plan.Phase values
     #: The status to write (merged into the stored one), or None when the stored status already says it.
     status: dict[str, Any] | None = None
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
@@ -97,10 +96,6 @@ class PassDecision(BaseModel):
     def router_ready(self) -> str:
         cond = self.conditions.get("RouterReady")
         return cond.status if cond is not None else "Unknown"
-
-    @property
-    def has_writes(self) -> bool:
-        return any(self.writes.values())
 
 
 class ApplyInput(BaseModel):

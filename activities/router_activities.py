@@ -41,13 +41,12 @@ from activities.models import (
     StopInput,
 )
 from cluster_cache.model import SeenVersion
-from router_core import passes, phases
-from router_core.config import Environment
-from router_core.kube import LLMISVC, ResourceType
-from router_core.llmisvc import STOP_ANNOTATION, LLMInferenceService
-from router_core.passes import PassPlan
-from router_core.phases import WriteOp
-from router_core.status_merge import merge_status
+from router_core.models.kube import LLMISVC, ResourceType
+from router_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
+from router_core.planner import passes, phases
+from router_core.planner.plan import PassPlan, Phase, WriteOp
+from router_core.world.config import Environment
+from router_core.world.status_merge import merge_status
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +140,7 @@ class RouterActivities:
         self,
         svc: LLMInferenceService,
         plan: PassPlan,
-        split: dict[phases.Phase, list[WriteOp]],
+        split: dict[Phase, list[WriteOp]],
         stored: dict[str, Any],
         reader: CachedReader,
     ) -> PassDecision:

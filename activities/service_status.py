@@ -14,10 +14,10 @@ from typing import Any
 
 from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
-from router_core import conditions
-from router_core.kube import LLMISVC
-from router_core.phases import WriteOp
-from router_core.status_merge import merge_status
+from router_core.models.kube import LLMISVC
+from router_core.planner.plan import WriteOp
+from router_core.world import conditions
+from router_core.world.status_merge import merge_status
 
 INVALID_SPEC = "InvalidSpec"
 ROUTER_READY_REASON = "RouterReady"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from activities.models import PassDecision
-from router_core import drift
-from router_core.phases import Phase, WriteOp
-from router_core.state import Reader
+from router_core.planner import drift
+from router_core.planner.plan import Phase, WriteOp
+from router_core.world.snapshot import Reader
 
 
 def decision(

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from cluster_cache.model import DELETED, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
 from cluster_cache.store import resource_version
 from cluster_cache.watch_loop import ApiClient, ResourceWatch
-from router_core import kube
-from router_core.kube import BUILTIN_TYPES, ObjectKey, ResourceType
+from router_core.models import kube
+from router_core.models.kube import BUILTIN_TYPES, ObjectKey, ResourceType
 
 Listener = Callable[[WatchEvent], None]
 #: How long an overlay entry may stand in for the watch (a written object outside every selector, or a

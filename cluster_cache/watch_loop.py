@@ -27,9 +27,9 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.watch.watch import iter_resp_lines
 
-from activities.kube_api import collection_path
 from cluster_cache.model import ADDED, DELETED, MODIFIED, Tuning, WatchEvent, WatchTarget, Wire
 from cluster_cache.store import TargetStore, object_key, resource_version
+from router_core.models.kube import collection_path
 
 log = logging.getLogger(__name__)
 

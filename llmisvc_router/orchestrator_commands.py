@@ -21,7 +21,7 @@ from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
 from llmisvc_router import help_texts
 from llmisvc_router.errors import CommandError
-from router_core.kube import LLMISVC
+from router_core.models.kube import LLMISVC
 from runtime import exit_codes, kube, logs, telemetry, temporal
 from runtime.environment import environment_from
 from runtime.process import connect_process

@@ -1,6 +1,6 @@
 """``llmisvc-router plan``: run one reconcile pass offline, from a state file to a plan on stdout.
 
-It runs exactly the rules the live orchestrator runs (``router_core.passes.plan_pass``); nothing is
+It runs exactly the rules the live orchestrator runs (``router_core.planner.passes.plan_pass``); nothing is
 contacted and nothing is written.
 """
 
@@ -15,8 +15,8 @@ import yaml
 
 from llmisvc_router.errors import CommandError
 from llmisvc_router.state_file import ClusterState, StateFileError, parse_state
-from router_core.llmisvc import LLMInferenceService
-from router_core.passes import plan_pass
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.planner.passes import plan_pass
 from runtime import exit_codes
 from runtime.environment import environment_from
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from router_core.config import (
+from router_core.world.config import (
     DEFAULT_CLUSTER_DOMAIN,
     DEFAULT_CONFIG_PREFIX,
     DEFAULT_KSERVE_NAMESPACE,

@@ -27,8 +27,8 @@ from temporalio.common import MetricMeter
 from cluster_cache.cache import ClusterCache
 from cluster_cache.model import SeenVersion
 from cluster_cache.targets import dependent_targets, service_targets
-from router_core import kube
-from router_core.config import Environment
+from router_core.models import kube
+from router_core.world.config import Environment
 from runtime import telemetry
 from watcher import mapping
 from watcher.coalescing import SignalCoalescer

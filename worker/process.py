@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
-from router_core.config import Environment
+from router_core.world.config import Environment
 from worker.factory import build_worker
 from worker.settings import OrchestratorSettings
 

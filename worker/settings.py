@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from activities.management import Management
-from router_core import label_selector
+from router_core.gocompat import label_selector
 from runtime import exit_codes
 from runtime.errors import StartupError
 from worker.factory import WorkerSizing

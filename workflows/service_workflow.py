@@ -33,7 +33,7 @@ from activities.models import (
 )
 from activities.router_activities import RouterActivities
 from cluster_cache.model import SeenVersion
-from router_core.phases import Phase
+from router_core.planner.plan import Phase
 from workflows import descriptions, drift_report, pass_log, pass_telemetry, search_attributes, summaries
 from workflows.drift_report import DriftReport
 from workflows.models import (

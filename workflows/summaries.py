@@ -9,7 +9,7 @@ from typing import Any
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from activities.models import ConditionState, PassDecision, PassOutcome, ServiceKey
-from router_core.phases import WriteOp
+from router_core.planner.plan import WriteOp
 from workflows import drift_report
 from workflows.models import PassSummary, WorkflowState
 

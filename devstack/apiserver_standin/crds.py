@@ -124,7 +124,3 @@ def select(selection: str | Iterable[str]) -> list[CrdSpec]:
             known = sorted([*by_name, *BUNDLES, "all", "none"])
             raise ValueError(f"unknown CRD {word!r}; known: {', '.join(known)}")
     return [s for s in PROJECT_CRDS if s.key in keys]
-
-
-def manifests(selection: str | Iterable[str] = "all") -> list[dict[str, Any]]:
-    return [manifest(spec) for spec in select(selection)]

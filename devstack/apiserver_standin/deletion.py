@@ -123,10 +123,6 @@ class DeletingStore(StoreState):
 
     # --- namespaces --------------------------------------------------------------------------------
 
-    def is_terminating(self, namespace: str) -> bool:
-        with self.cond:
-            return namespace in self._terminating
-
     def _terminate_namespace_locked(self, namespace_obj: Obj) -> Obj:
         m = o.meta(namespace_obj)
         if m.get("deletionTimestamp"):

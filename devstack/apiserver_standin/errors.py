@@ -164,10 +164,6 @@ def too_many_requests(retry_after: int) -> ApiError:
     )
 
 
-def method_not_allowed(method: str) -> ApiError:
-    return ApiError(405, f"the server does not allow this method on the requested resource ({method})")
-
-
 def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
     """415, worded as the API server's content negotiation words it."""
     joined = ", ".join(accepted)

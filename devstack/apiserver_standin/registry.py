@@ -168,11 +168,6 @@ class Registry:
         with self._lock:
             return self._by_gvr.get((group, version, plural))
 
-    def install(self, infos: list[ResourceInfo]) -> None:
-        with self._lock:
-            for info in infos:
-                self._by_gvr[(info.group, info.version, info.plural)] = info
-
     def install_crd(self, crd: dict[str, Any]) -> list[ResourceInfo]:
         infos = resources_from_crd(crd)
         with self._lock:
@@ -199,9 +194,6 @@ class Registry:
         for info in self.all():
             groups.setdefault(info.group, set()).add(info.version)
         return {g: sorted(vs, key=version_priority) for g, vs in groups.items()}
-
-    def served_by_group_resource(self, group: str, plural: str) -> list[ResourceInfo]:
-        return [i for i in self.all() if i.group == group and i.plural == plural]
 
 
 def _now() -> str:

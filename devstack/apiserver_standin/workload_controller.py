@@ -54,7 +54,7 @@ def scheduler_deployment(svc: Obj) -> Obj:
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
-            "name": naming.child_name(meta["name"], naming.SCHEDULER_SUFFIX),
+            "name": naming.scheduler_name(meta["name"]),
             "namespace": meta["namespace"],
             "labels": labels,
             "ownerReferences": [

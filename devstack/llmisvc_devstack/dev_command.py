@@ -25,8 +25,8 @@ from activities.kube_api import KubeClusterApi
 from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
 from apiserver_standin.workload_controller import SimulatedWorkloadController
-from router_core import wellknown
-from router_core.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
+from router_core.merge import wellknown
+from router_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
 from runtime import exit_codes, logs, telemetry, temporal
 from runtime.environment import environment_from
 from runtime.errors import StartupError

@@ -13,10 +13,10 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver
 from cluster_cache.cache import ClusterCache, at_least
 from cluster_cache.model import SeenVersion, Tuning
-from cluster_cache.targets import MANAGED_SELECTOR, dependent_targets, service_targets, start_worker_cache
-from router_core.config import Environment
-from router_core.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, ResourceType
-from router_core.naming import GATEWAY_NAME_LABEL
+from cluster_cache.targets import dependent_targets, service_targets, start_worker_cache
+from router_core.models.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, ResourceType
+from router_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
+from router_core.world.config import Environment
 
 ENV = Environment()
 NS = "llm"
@@ -79,7 +79,7 @@ def test_an_absence_is_an_answer_only_where_no_selector_hides_objects(cache):
     assert cache.knows(HTTPROUTE, NS, "missing")  # every HTTPRoute is watched
     assert not cache.knows(SERVICE, NS, "missing")  # only labelled Services are
     assert cache.covers_list(SERVICE, NS, {GATEWAY_NAME_LABEL: "gw"})
-    assert cache.covers_list(SERVICE, NS, dict([MANAGED_SELECTOR.split("=")]))
+    assert cache.covers_list(SERVICE, NS, dict([PART_OF_SELECTOR.split("=")]))
     assert not cache.covers_list(SERVICE, NS, {})
 
 

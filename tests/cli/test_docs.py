@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from router_core.passes import Outcome
+from router_core.planner.plan import Outcome
 from runtime import exit_codes
 
 ROOT = Path(__file__).resolve().parents[2]

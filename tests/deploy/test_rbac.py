@@ -24,8 +24,8 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core.config import Environment
-from router_core.phases import Phase
+from router_core.planner.plan import Phase
+from router_core.world.config import Environment
 from watcher.model import ServiceSignal, Tuning
 from watcher.runner import stop_cache, watch_and_signal
 

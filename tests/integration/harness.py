@@ -32,7 +32,7 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning
@@ -195,7 +195,7 @@ async def running_stack(
     with running_apiserver(crds=crds, bookmark_interval=0.5) as server, _clients(server) as clients:
         test_client, worker_client, watcher_client = clients
         kube = KubeClusterApi(test_client)
-        seed(kube, namespace)
+        seed(server, kube, namespace)
         worker_api = RecordingClusterApi(KubeClusterApi(worker_client))
         async with AsyncExitStack() as stack_exit:
             gateway_controller = None
@@ -277,9 +277,9 @@ def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
             client.close()  # type: ignore[no-untyped-call]
 
 
-def seed(kube: KubeClusterApi, namespace: str) -> None:
+def seed(server: StandinApiServer, kube: KubeClusterApi, namespace: str) -> None:
     """The namespaces, and the ingress Gateway with its class when Gateway API is installed."""
-    with_ingress = kube.served([GATEWAY, GATEWAYCLASS]) == {GATEWAY, GATEWAYCLASS}
+    with_ingress = all(server.registry.lookup(t.group, t.version, t.plural) for t in (GATEWAY, GATEWAYCLASS))
     for type_, body in world.namespaces(namespace) + (world.ingress() if with_ingress else []):
         kube.create(type_, body)
 

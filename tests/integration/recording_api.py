@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.kube_api import KubeClusterApi
-from router_core.kube import ResourceType
+from router_core.models.kube import ResourceType
 
 
 class RecordingClusterApi:
@@ -43,9 +43,6 @@ class RecordingClusterApi:
 
     def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]:
         return self.inner.list_objects(type_, namespace, labels)
-
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        return self.inner.served(types)
 
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         result = self.inner.create(type_, body)

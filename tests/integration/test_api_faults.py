@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
 from tests.history import ActivityRun, activity_runs
-from tests.integration import world
 from tests.integration.harness import WORKER_AGENT, running_stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -75,10 +75,10 @@ async def test_transient_api_error_is_retried_and_the_pass_converges(temporal, f
         assert rule.fired == 1
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         for type_, name in (
-            (HTTPROUTE, world.route_name(NAME)),
-            (POOL_V1, world.pool_name(NAME)),
-            (POOL_V1ALPHA2, world.pool_name(NAME)),
-            (SERVICE, world.epp_service_name(NAME)),
+            (HTTPROUTE, naming.route_name(NAME)),
+            (POOL_V1, naming.pool_name(NAME)),
+            (POOL_V1ALPHA2, naming.pool_name(NAME)),
+            (SERVICE, naming.epp_service_name(NAME)),
         ):
             assert await stack.get(type_, name) is not None, f"{type_.kind} {name} missing"
         assert "RouterReady" in await stack.conditions(NAME)
@@ -117,7 +117,7 @@ async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):
 
         assert rule.fired == 1
         assert state.last is not None and state.last.outcome == "reconciled"
-        assert await stack.get(HTTPROUTE, world.route_name(NAME)) is not None
+        assert await stack.get(HTTPROUTE, naming.route_name(NAME)) is not None
         names = [r.name for r in await activity_runs(handle)]
         # One pass: read and plan, write, lose the race on the route; read and plan again, write the rest.
         assert names.count("fetch_gateways") == 2
@@ -161,7 +161,7 @@ async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(te
         assert state.last is not None and state.last.outcome == "failed"
         routes = (await stack.conditions(NAME))["HTTPRoutesReady"]
         assert (routes["status"], routes["reason"]) == ("False", "HTTPRouteReconcileError")
-        route = f"{stack.namespace}/{world.route_name(NAME)}"
+        route = f"{stack.namespace}/{naming.route_name(NAME)}"
         assert routes["message"] == (
             f"Failed to reconcile HTTPRoute: failed to reconcile HTTPRoute {route}: "
             f"failed to create v1.HTTPRoute {route}: {refusal}"
@@ -171,4 +171,5 @@ async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(te
         runs = await activity_runs(handle)
         assert [r.attempt for r in runs if r.name == "reconcile_routes"] == [1]
         assert (await stack.state(handle)).pass_count == 1
-        assert await stack.get(POOL_V1, world.pool_name(NAME)) is not None  # the scheduler phase went through
+        # the scheduler phase went through
+        assert await stack.get(POOL_V1, naming.pool_name(NAME)) is not None

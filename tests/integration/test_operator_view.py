@@ -16,7 +16,8 @@ from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
 from apiserver_standin.kubeconfig import write_kubeconfig
-from router_core.kube import LLMISVC
+from router_core import naming
+from router_core.models.kube import LLMISVC
 from runtime import logs
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
@@ -96,7 +97,7 @@ async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_chan
         reasons = {e["reason"] for e in first}
         assert "Created" in reasons
         notes = {e["note"] for e in first}
-        assert f"created HTTPRoute {stack.namespace}/{world.route_name(NAME)}" in notes
+        assert f"created HTTPRoute {stack.namespace}/{naming.route_name(NAME)}" in notes
         await stack.reconcile_now(handle)
         assert len(await events_about(stack, NAME)) == len(first)
 
@@ -151,7 +152,7 @@ async def test_kubectl_describe_of_a_ready_service_lists_the_routers_events(temp
 
         events = (await until(described, "kubectl describe listing RouterReady")).split("Events:", 1)[1]
         rows = [line.split() for line in events.splitlines()[3:] if line.strip()]
-        route = f"{stack.namespace}/{world.route_name(NAME)}"
+        route = f"{stack.namespace}/{naming.route_name(NAME)}"
         # Type, Reason, Age..., From, Message: the router is named as the reporter of each.
         assert ["Normal", "Created"] in [row[:2] for row in rows], events
         assert f"llmisvc-router  created HTTPRoute {route}" in events

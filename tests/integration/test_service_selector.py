@@ -14,7 +14,8 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.management import Management
-from router_core.kube import HTTPROUTE, LLMISVC
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, Stack, running_stack, until
 from workflows.models import workflow_id
@@ -54,7 +55,7 @@ async def workflow_status(stack: Stack, name: str) -> WorkflowExecutionStatus | 
 
 
 async def route_of(stack: Stack, name: str) -> dict[str, object] | None:
-    return await stack.get(HTTPROUTE, world.route_name(name))
+    return await stack.get(HTTPROUTE, naming.route_name(name))
 
 
 async def test_services_moving_in_and_out_of_the_selection_start_and_hand_off_their_workflows(temporal):
@@ -94,7 +95,7 @@ async def test_services_moving_in_and_out_of_the_selection_start_and_hand_off_th
         assert state.last is not None and state.last.outcome == "handed-off"
 
         # Someone else's now: a change that the router would repair stays as it is.
-        await stack.delete(HTTPROUTE, world.route_name("inside"))
+        await stack.delete(HTTPROUTE, naming.route_name("inside"))
         await stack.patch(LLMISVC, "inside", {"spec": {"model": {"name": "changed"}}})
         await asyncio.sleep(1.5)
         assert await route_of(stack, "inside") is None

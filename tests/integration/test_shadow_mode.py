@@ -14,10 +14,11 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.service import RPCError
 
 from activities.management import Management
-from router_core import passes, phases
-from router_core.kube import BUILTIN_TYPES, HTTPROUTE, LLMISVC, ResourceType
-from router_core.llmisvc import LLMInferenceService
-from router_core.status_merge import merge_status
+from router_core import naming
+from router_core.models.kube import BUILTIN_TYPES, HTTPROUTE, LLMISVC, ResourceType
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.planner import passes, phases
+from router_core.world.status_merge import merge_status
 from tests.integration import world
 from tests.integration.harness import WORKER_AGENT, Stack, running_stack, until
 from tests.integration.test_cli_commands import cli
@@ -34,10 +35,11 @@ ROUTE_FIELD = 'spec.rules[0].backendRefs[0].name: "by-hand" -> "opt-inference-po
 
 
 class LiveReader:
-    """``router_core.state.Reader`` over the test's own client: what the other writer plans from."""
+    """``router_core.world.snapshot.Reader`` over the test's own client: what the other writer plans from."""
 
     def __init__(self, stack: Stack) -> None:
         self.kube = stack.kube
+        self.registry = stack.server.registry
 
     def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
         return self.kube.get(type_, namespace, name) if self.is_installed(type_) else None
@@ -46,7 +48,10 @@ class LiveReader:
         return self.kube.list_objects(type_, namespace, labels) if self.is_installed(type_) else []
 
     def is_installed(self, type_: ResourceType) -> bool:
-        return type_ in BUILTIN_TYPES or bool(self.kube.served([type_]))
+        return (
+            type_ in BUILTIN_TYPES
+            or self.registry.lookup(type_.group, type_.version, type_.plural) is not None
+        )
 
 
 def write_as_kserve(stack: Stack, name: str) -> None:
@@ -86,7 +91,7 @@ async def drift_attribute(stack: Stack) -> int | None:
 
 
 async def change_route_by_hand(stack: Stack) -> None:
-    route = await stack.get(HTTPROUTE, world.route_name(NAME))
+    route = await stack.get(HTTPROUTE, naming.route_name(NAME))
     assert route is not None
     route["spec"]["rules"][0]["backendRefs"][0]["name"] = "by-hand"
     await asyncio.to_thread(stack.kube.replace, HTTPROUTE, route)
@@ -109,7 +114,7 @@ async def test_shadow_mode_writes_nothing_reports_drift_and_write_mode_repairs_i
 
         report = await until(route_drift, "the route's drift")
         [changed] = report.objects
-        assert changed.describe() == f"update HTTPRoute {stack.namespace}/{world.route_name(NAME)}"
+        assert changed.describe() == f"update HTTPRoute {stack.namespace}/{naming.route_name(NAME)}"
         assert changed.fields == [ROUTE_FIELD]
         assert await until(lambda: _equals(drift_attribute(stack), 1), "LlmisvcDrift = 1")
         metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
@@ -124,16 +129,16 @@ async def test_shadow_mode_writes_nothing_reports_drift_and_write_mode_repairs_i
         assert stack.worker is not None
         await stack.worker.restart(Management.of("write"))
         await stack.reconcile_now(handle, "switched to write mode")
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
-        assert route["spec"]["rules"][0]["backendRefs"][0]["name"] == world.pool_name(NAME)
+        assert route["spec"]["rules"][0]["backendRefs"][0]["name"] == naming.pool_name(NAME)
         after = await drift(stack)
         assert (after.mode, after.drift) == ("write", 0)
         assert await until(lambda: _equals(drift_attribute(stack), 0), "LlmisvcDrift back to 0")
         assert (await handle.describe()).run_id == run_id  # the same workflow run: no restart
         written = stack.server.counter.records(user_agent=WORKER_AGENT, verb={"update", "create", "patch"})
         assert {(r.resource, r.name) for r in written if r.resource != "events"} == {
-            ("httproutes", world.route_name(NAME))
+            ("httproutes", naming.route_name(NAME))
         }
 
 

@@ -23,7 +23,7 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core.kube import LLMISVC
+from router_core.models.kube import LLMISVC
 from runtime import telemetry
 from tests.integration import world
 from watcher.model import Tuning

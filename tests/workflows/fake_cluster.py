@@ -21,16 +21,14 @@ from typing import Any
 from activities.cluster_api import ApiError, Wire
 from activities.events import EVENT
 from cluster_cache.model import SeenVersion
-from router_core.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
+from router_core.models.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
 
 #: The kinds that need a CRD: the ones ``served`` can take away.
 DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]
 
 #: The operations of ``ClusterApi``, as faults and holds name them.
 #: ``sync`` is the cache's "wait until synced", which ``fetch_gateways`` calls first, once per pass.
-OPERATIONS = frozenset(
-    {"sync", "get", "list", "served", "create", "replace", "replace_status", "patch", "delete"}
-)
+OPERATIONS = frozenset({"sync", "get", "list", "create", "replace", "replace_status", "patch", "delete"})
 HOLD_TIMEOUT = 30.0  # a held call gives up after this long, so a failing test cannot hang the worker
 
 
@@ -144,10 +142,6 @@ class FakeCluster:
                 for key, obj in sorted(self._objects.items())
                 if key.type == type_ and key.namespace == namespace and _has_labels(obj, labels)
             ]
-
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        self._enter("served", None)
-        return {t for t in types if self._is_served(t)}
 
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         if type_ == EVENT:
