@@ -176,12 +176,13 @@ class KubeClusterApi:
         body: Wire | None = None,
         content_type: str = JSON,
     ) -> Wire:
-        for attempt in range(READ_RETRIES + 1 if method == "GET" else 1):
+        retries = READ_RETRIES if method == "GET" else 0  # only reads are idempotent
+        for attempt in range(retries + 1):
             started = time.monotonic()
             try:
                 return self._send(method, path, type_, namespace, subresource, query, body, content_type)
             except ApiError as err:
-                pause = _read_retry_pause(err, attempt, time.monotonic() - started)
+                pause = _read_retry_pause(err, retries - attempt, time.monotonic() - started)
                 if pause is None:
                     raise
                 time.sleep(pause)
@@ -228,16 +229,17 @@ class KubeClusterApi:
         return json.loads(data) if data else {}
 
 
-def _read_retry_pause(err: ApiError, attempt: int, took: float) -> float | None:
-    """How long to wait before trying a failed GET again, or None to give up (to Temporal's retry):
-    only fast failures are tried again, so a GET stays within ``cluster_api.REQUEST_BUDGET``."""
-    if attempt >= READ_RETRIES or err.timed_out or took > FAST_FAILURE:
+def _read_retry_pause(err: ApiError, left: int, took: float) -> float | None:
+    """How long to wait before trying a failed GET again (``left`` tries left), or None to give up to
+    Temporal's retry: only fast failures are tried again, so a GET stays within ``REQUEST_BUDGET``."""
+    if left <= 0 or err.timed_out or took > FAST_FAILURE:
         return None
+    backoff = READ_BACKOFF[min(READ_RETRIES - left, len(READ_BACKOFF) - 1)]
     if err.status == 429:
-        wait = err.retry_after if err.retry_after is not None else READ_BACKOFF[attempt]
+        wait = err.retry_after if err.retry_after is not None else backoff
         return wait if wait <= READ_PAUSE_CAP else None  # longer: Temporal waits it out (errors.py)
     if err.status == 0 or err.status >= 500:
-        return READ_BACKOFF[attempt]
+        return backoff
     return None
 
 
