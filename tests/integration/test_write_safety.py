@@ -79,8 +79,7 @@ async def test_no_write_for_a_replaced_service_lands_and_the_new_one_converges(t
         # pass are over (its run ends: the service is gone) create it again under the same name.
         writes_before = len(stack.worker_api.recorded())
         await stack.delete(LLMISVC, NAME)
-        for type_, name in SCHEDULER_OBJECTS:  # the garbage collector removes what it owned
-            await until(lambda t=type_, n=name: _gone(stack, t, n), f"{type_.kind} {name} collected")
+        await until(lambda: _all_gone(stack, SCHEDULER_OBJECTS), "the garbage collector to remove them")
         await until(lambda: _old_pass_over(stack), "the old service's pass to end", timeout=30)
         new_uid = uid_of(await stack.create_service(NAME))
 
@@ -107,8 +106,8 @@ async def _old_pass_over(stack: Stack) -> bool:
     return (await stack.handle(NAME).describe()).status != WorkflowExecutionStatus.RUNNING
 
 
-async def _gone(stack: Stack, type_: ResourceType, name: str) -> bool:
-    return await stack.get(type_, name) is None
+async def _all_gone(stack: Stack, objects: list[tuple[ResourceType, str]]) -> bool:
+    return all([await stack.get(type_, name) is None for type_, name in objects])
 
 
 async def _has_status(stack: Stack) -> bool:

@@ -56,7 +56,7 @@ def test_a_rule_matches_one_clients_requests_by_user_agent_prefix(standin, core)
     worker = standin.api_client("worker/1")
     try:
         with pytest.raises(ApiException) as exc:
-            client.CoreV1Api(worker).create_namespaced_config_map("default", configmap("b"))
+            client.CoreV1Api(worker).create_namespaced_config_map("default", configmap("b"))  # type: ignore[arg-type]
     finally:
         worker.close()
     assert exc.value.status == 503 and rule.fired == 1
