@@ -158,6 +158,10 @@ async def test_write_stored_before_its_response_was_lost_is_not_made_twice(tempo
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         names = [r.name for r in await activity_runs(handle)]
         assert names.count("fetch_gateways") == 2
+        timers = [
+            e for e in (await handle.fetch_history()).events if e.HasField("timer_started_event_attributes")
+        ]
+        assert len(timers) == 1, "a stale plan is planned again at once: only the resync timer"
         route_writes = stack.server.counter.records(resource="httproutes", user_agent=WORKER_AGENT)
         assert [(r.verb, r.code) for r in route_writes if r.verb not in ("get", "list", "watch")] == [
             ("create", 503),
