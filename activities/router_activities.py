@@ -125,7 +125,9 @@ class RouterActivities:
             outcome=PassOutcome(plan.outcome.value),
             message=plan.message,
             writes={phase.value: ops for phase, ops in split.items()},
-            targets=write_guard.planned_targets([op for ops in split.values() for op in ops], self.view),
+            targets=write_guard.planned_targets(
+                [op for ops in split.values() for op in ops], self.view, reader.versions
+            ),
             status=plan.status if merge_status(stored, plan.status) != stored else None,
             conditions=_conditions(plan.status),
             url=plan.status.get("url"),

@@ -19,9 +19,11 @@ plans again at once from fresh reads. The service's own check that an object is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from activities.cluster_api import ClusterApi, ClusterView, Wire
 from activities.models import PlannedTarget, ServiceKey
-from router_core.kube import LLMISVC
+from router_core.kube import LLMISVC, ObjectKey
 from router_core.phases import WriteOp
 
 
@@ -29,16 +31,24 @@ class StalePlanError(Exception):
     """The world is no longer the one the plan was made from; the message says what changed."""
 
 
-def planned_targets(ops: list[WriteOp], view: ClusterView) -> list[PlannedTarget]:
-    """The targets of ``ops`` as the cache shows them now, right after planning from it."""
+def planned_targets(
+    ops: list[WriteOp], view: ClusterView, read: Mapping[ObjectKey, str]
+) -> list[PlannedTarget]:
+    """The targets of ``ops`` as the plan read them (``read``: the reader's versions, ``-`` for absent),
+    with their uids from the cache, which the plan was made from moments ago."""
     targets = []
     for op in ops:
         key = op.key()
         seen = view.get(key.type, key.namespace, key.name)
         meta = (seen or {}).get("metadata") or {}
-        targets.append(
-            PlannedTarget(ref=op.ref(), uid=meta.get("uid"), resource_version=meta.get("resourceVersion"))
-        )
+        version = read.get(key, meta.get("resourceVersion") or "-")
+        if version == "-":
+            targets.append(PlannedTarget(ref=op.ref()))
+            continue
+        # The version the plan judged, even if the watch brought a newer one since: a DELETE's
+        # precondition must name the state in which the object was seen to be ours.
+        rv = version if version != "?" else meta.get("resourceVersion")
+        targets.append(PlannedTarget(ref=op.ref(), uid=meta.get("uid"), resource_version=rv))
     return targets
 
 

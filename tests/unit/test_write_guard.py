@@ -8,10 +8,17 @@ from typing import Any
 import pytest
 
 from activities.models import PlannedTarget
-from activities.write_guard import StalePlanError, check_manifest_owner, check_target, delete_preconditions
+from activities.write_guard import (
+    StalePlanError,
+    check_manifest_owner,
+    check_target,
+    delete_preconditions,
+    planned_targets,
+)
 from router_core.kube import HTTPROUTE, ObjectKey
 from router_core.passes import ObjectRef
 from router_core.phases import WriteOp
+from tests.workflows.fake_cluster import FakeCluster
 
 OWNER = "svc-uid"
 REF = ObjectRef.of(ObjectKey(HTTPROUTE, "ns", "r"))
@@ -82,3 +89,14 @@ def test_a_manifest_for_another_owner_is_never_written():
     with pytest.raises(StalePlanError, match="controller uid"):
         check_manifest_owner(WriteOp(apply=route("", "", "old-uid")), OWNER)
     check_manifest_owner(create_op(), OWNER)
+
+
+def test_a_delete_is_planned_at_the_version_the_plan_read_not_a_newer_one_the_watch_brought():
+    view = FakeCluster()
+    stored = view.put(route("u1", "", OWNER))
+    key = ObjectKey(HTTPROUTE, "ns", "r")
+    newer = str(int(stored["metadata"]["resourceVersion"]) + 5)
+    [target] = planned_targets([DELETE], view, {key: newer})
+    assert (target.uid, target.resource_version) == (stored["metadata"]["uid"], newer)
+    [absent] = planned_targets([create_op()], FakeCluster(), {key: "-"})
+    assert (absent.uid, absent.resource_version) == (None, None)
