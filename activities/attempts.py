@@ -32,11 +32,14 @@ class Attempt:
 
     def __init__(self, request_budget: float) -> None:
         self.started = time.monotonic()
-        info = activity.info()
-        timeout = info.start_to_close_timeout or info.schedule_to_close_timeout
-        self.limit = timeout.total_seconds() if timeout is not None else None
-        self.number = info.attempt
+        self.limit: float | None = None
+        self.number = 1
         self.request_budget = request_budget  # the longest one request can take (connect + read)
+        if activity.in_activity():  # called as a plain function (benchmarks, the RBAC test): no limits
+            info = activity.info()
+            timeout = info.start_to_close_timeout or info.schedule_to_close_timeout
+            self.limit = timeout.total_seconds() if timeout is not None else None
+            self.number = info.attempt
 
     @property
     def is_retry(self) -> bool:
@@ -44,7 +47,7 @@ class Attempt:
 
     def before_request(self) -> None:
         """Stop here if the attempt was cancelled, or if a request started now could outlast it."""
-        if activity.is_cancelled():
+        if activity.in_activity() and activity.is_cancelled():
             raise CancelledError("the attempt was cancelled (timed out, or its worker lost it)")
         if self.limit is None:
             return
@@ -59,7 +62,11 @@ class Attempt:
 
 @contextmanager
 def heartbeating(interval: float = HEARTBEAT_INTERVAL) -> Iterator[None]:
-    """Heartbeat every ``interval`` seconds from a thread of its own until the block ends."""
+    """Heartbeat every ``interval`` seconds from a thread of its own until the block ends (outside an
+    activity, as when a benchmark calls the activity's method directly: nothing)."""
+    if not activity.in_activity():
+        yield
+        return
     done = threading.Event()
     context = contextvars.copy_context()  # the activity's context: activity.heartbeat() needs it
 
