@@ -193,3 +193,18 @@ async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(te
         assert [r.attempt for r in runs if r.name == "reconcile_routes"] == [1]
         assert (await stack.state(handle)).pass_count == 1
         assert await stack.get(POOL_V1, world.pool_name(NAME)) is not None  # the scheduler phase went through
+
+
+async def test_a_write_slower_than_the_heartbeat_timeout_is_kept_alive_by_heartbeats(temporal):
+    """The route's create takes 7 s, longer than the 5 s heartbeat timeout but within the 10 s read
+    timeout: the attempt heartbeats meanwhile, so Temporal neither times it out nor runs a second one."""
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        rule = stack.server.faults.inject(verb="create", resource="httproutes", delay=7.0, times=1)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        assert [r.attempt for r in await activity_runs(handle) if r.name == "reconcile_routes"] == [1]
+        assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
