@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from temporalio.client import Client
@@ -39,11 +40,11 @@ TEMPORAL = Path(sys.executable).parent / "temporal"
 TASK_QUEUE = "llmisvc-router-kill"
 
 
-async def _until(probe: object, what: str, timeout: float = 120.0) -> float:
+async def _until(probe: Callable[[], object], what: str, timeout: float = 120.0) -> float:
     """Poll ``probe`` (a sync callable) until truthy; the monotonic time it became so."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if await asyncio.to_thread(probe):  # type: ignore[arg-type]
+        if await asyncio.to_thread(probe):
             return time.monotonic()
         await asyncio.sleep(0.05)
     raise TimeoutError(f"timed out waiting for {what}")
