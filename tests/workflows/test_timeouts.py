@@ -1,12 +1,18 @@
 """The timeout chain, read from the objects the worker really uses (docs/operations.md, *Timeouts*): one
 request fits inside an activity attempt, the client does not retry behind Temporal's back, heartbeats
-come often enough for their timeout, and the local activities, which cannot heartbeat, are short."""
+come often enough for their timeout, and the local activities, which cannot heartbeat, are short; and
+what an attempt does with them (activities.attempts), run in Temporal's ActivityEnvironment."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.testing import ActivityEnvironment
 from urllib3.util import Retry
 
 from activities import attempts, cluster_api, kube_api, router_activities
@@ -72,3 +78,52 @@ def test_write_retries_stop_within_the_activity_deadline() -> None:
     policy = wf.ACTIVITY_OPTIONS.get("retry_policy")
     assert policy is not None and policy.maximum_interval is not None
     assert seconds(policy.maximum_interval) < seconds(wf.ACTIVITY_OPTIONS.get("schedule_to_close_timeout"))
+
+
+def activity_env(attempt: int = 1, start_to_close: float = 30.0) -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(
+        env.info, attempt=attempt, start_to_close_timeout=timedelta(seconds=start_to_close)
+    )
+    return env
+
+
+def test_an_attempt_starts_no_request_that_could_outlast_it() -> None:
+    def next_request() -> None:
+        attempts.Attempt(cluster_api.REQUEST_BUDGET).before_request()
+
+    activity_env(start_to_close=30.0).run(next_request)  # 30 s left: room for one request
+    with pytest.raises(ApplicationError) as ended:
+        activity_env(start_to_close=cluster_api.REQUEST_BUDGET - 1).run(next_request)
+    assert ended.value.type == attempts.OUT_OF_TIME and not ended.value.non_retryable
+
+
+def test_a_cancelled_attempt_makes_no_further_request() -> None:
+    env = activity_env()
+
+    def cancelled_then_request() -> None:
+        env.cancel()
+        attempts.Attempt(cluster_api.REQUEST_BUDGET).before_request()
+
+    with pytest.raises(CancelledError):
+        env.run(cancelled_then_request)
+
+
+def test_only_a_second_attempt_is_a_retry() -> None:
+    def is_retry() -> bool:
+        return attempts.Attempt(cluster_api.REQUEST_BUDGET).is_retry
+
+    assert (activity_env(attempt=1).run(is_retry), activity_env(attempt=2).run(is_retry)) == (False, True)
+
+
+def test_heartbeats_go_on_while_the_activity_waits() -> None:
+    beats: list[float] = []
+    env = activity_env()
+    env.on_heartbeat = lambda *details: beats.append(time.monotonic())
+
+    def slow_request() -> None:
+        with attempts.heartbeating(interval=0.1):
+            time.sleep(0.55)  # one request waiting on the API server: the activity's thread is blocked
+
+    env.run(slow_request)
+    assert len(beats) >= 4  # one at once, then one per interval from the heartbeat thread
