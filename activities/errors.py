@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.cluster_api import ApiError
 
@@ -13,9 +13,11 @@ TRANSIENT = "KubernetesUnavailable"
 TOO_MANY_REQUESTS = "KubernetesTooManyRequests"
 CONFLICT = "KubernetesConflict"
 REJECTED = "KubernetesRejected"
+#: The plan no longer fits the world (``activities.write_guard``): plan again at once, no back-off.
+STALE_PLAN = "StalePlan"
 #: Failure types the workflow answers by starting the pass again from fresh reads.
-RESTART_PASS = frozenset({CONFLICT})
-NON_RETRYABLE = [REJECTED, CONFLICT]
+RESTART_PASS = frozenset({CONFLICT, STALE_PLAN})
+NON_RETRYABLE = [REJECTED, CONFLICT, STALE_PLAN]
 
 
 def as_activity_error(err: ApiError) -> ApplicationError:
@@ -33,10 +35,12 @@ def stale_write(err: ApiError) -> ApplicationError:
     return ApplicationError(err.message, type=CONFLICT, non_retryable=True)
 
 
-def replaced_service(key: str) -> ApplicationError:
-    """The service was deleted and created again after the plan: plan again for the new one."""
+def stale_plan(message: str) -> ApplicationError:
+    """The service was replaced, or a target is not the object the plan saw: plan again from fresh
+    reads, without carrying out any more of this plan's writes."""
     return ApplicationError(
-        f"LLMInferenceService {key} was replaced (new uid) since the pass planned",
-        type=CONFLICT,
+        f"stale plan: {message}",
+        type=STALE_PLAN,
         non_retryable=True,
+        category=ApplicationErrorCategory.BENIGN,  # expected, and answered at once: no traceback in the log
     )

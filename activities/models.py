@@ -60,6 +60,15 @@ class RejectedWrite(BaseModel):
     error: str
 
 
+class PlannedTarget(BaseModel):
+    """What a plan read of a write's target: its uid and resourceVersion (both None: it was absent).
+    A write activity compares it with the live object before writing (``activities.write_guard``)."""
+
+    ref: ObjectRef
+    uid: str | None = None
+    resource_version: str | None = None
+
+
 class FetchInput(BaseModel):
     """``fetch_gateways``: read the world from the cache and plan the pass."""
 
@@ -78,6 +87,8 @@ class PassDecision(BaseModel):
     outcome: PassOutcome = PassOutcome.RECONCILED
     message: str | None = None
     writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.planner.plan.Phase values
+    #: What the plan saw of each write's target, so a write activity can tell a stale plan.
+    targets: list[PlannedTarget] = Field(default_factory=list)
     #: The status to write (merged into the stored one), or None when the stored status already says it.
     status: dict[str, Any] | None = None
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
@@ -104,6 +115,8 @@ class ApplyInput(BaseModel):
     key: ServiceKey
     uid: str | None = None
     writes: list[WriteOp] = Field(default_factory=list)
+    #: What the plan saw of the targets of ``writes`` (empty in plans made before it was recorded).
+    targets: list[PlannedTarget] = Field(default_factory=list)
 
 
 class ApplyResult(BaseModel):

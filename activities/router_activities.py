@@ -11,7 +11,6 @@ status is that one activity, and reads nothing from the API.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +20,7 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import errors, service_status, shadow
+from activities import attempts, errors, phase_writes, service_status, shadow, write_guard
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
@@ -36,7 +35,6 @@ from activities.models import (
     FetchInput,
     PassDecision,
     PassOutcome,
-    RejectedWrite,
     ServiceKey,
     StopInput,
 )
@@ -151,6 +149,9 @@ class RouterActivities:
             outcome=PassOutcome(plan.outcome.value),
             message=plan.message,
             writes={phase.value: ops for phase, ops in split.items()},
+            targets=write_guard.planned_targets(
+                [op for ops in split.values() for op in ops], self.view, reader.versions
+            ),
             status=plan.status if merge_status(stored, plan.status) != stored else None,
             conditions=_conditions(plan.status),
             url=plan.status.get("url"),
@@ -187,13 +188,7 @@ class RouterActivities:
         return raw
 
     def _read_live(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
-        """Read an object from the API and record the answer in the cache (found, or deleted)."""
-        found = self.api.get(type_, namespace, name)
-        if found is None:
-            self.view.observe_deleted(type_, namespace, name)
-        else:
-            self.view.observe(type_, found)
-        return found
+        return phase_writes.read_live(self.api, self.view, type_, namespace, name)
 
     # --- writes --------------------------------------------------------------------------------------
 
@@ -210,48 +205,7 @@ class RouterActivities:
         return self._apply(request)
 
     def _apply(self, request: ApplyInput) -> ApplyResult:
-        """Carry out writes in order; a refused write (4xx) stops the phase and is reported, not raised."""
-        current = self.view.get(LLMISVC, request.key.namespace, request.key.name)
-        if current is not None and (current.get("metadata") or {}).get("uid") != request.uid:
-            # The service was deleted and created again since the plan: its writes are not for this one.
-            raise errors.replaced_service(str(request.key))
-        done = 0
-        told = service_status.WriteEvents(
-            self.api, self.events, request.key.namespace, request.key.name, current
-        )
-        for op in request.writes:
-            try:
-                self._write(op)
-            except ApiError as err:
-                if err.status == 409:
-                    self._refresh(op)
-                    raise errors.stale_write(err) from err
-                if err.is_transient:
-                    raise errors.as_activity_error(err) from err
-                told.refused(op, err.message)
-                return ApplyResult(written=done, rejected=RejectedWrite(ref=op.ref(), error=err.message))
-            told.wrote(op)
-            done += 1
-        return ApplyResult(written=done)
-
-    def _write(self, op: WriteOp) -> None:
-        key = op.key()
-        if op.delete is not None:
-            self.api.delete(key.type, key.namespace, key.name)
-            self.view.observe_deleted(key.type, key.namespace, key.name)
-            return
-        assert op.apply is not None
-        if op.apply.get("metadata", {}).get("resourceVersion"):
-            written = self.api.replace(key.type, op.apply)
-        else:
-            written = self.api.create(key.type, op.apply)
-        self.view.observe(key.type, written)
-
-    def _refresh(self, op: WriteOp) -> None:
-        """After a lost race, put the live object in the cache so the re-plan starts from it."""
-        key = op.key()
-        with contextlib.suppress(ApiError):  # unanswered: the re-plan waits for the watch instead
-            self._read_live(key.type, key.namespace, key.name)
+        return phase_writes.PhaseWriter(self.api, self.view, self.events).apply(request)
 
     # --- status --------------------------------------------------------------------------------------
 
@@ -311,7 +265,7 @@ class RouterActivities:
         if self.management.shadow:
             log.warning("shadow mode: %s of %s not written", STOP_ANNOTATION, request.key)
             return False
-        with _translated():
+        with attempts.heartbeating(), _translated():
             raw = self.api.get(LLMISVC, request.key.namespace, request.key.name)
             if raw is None:
                 return False

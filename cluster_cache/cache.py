@@ -195,6 +195,15 @@ class ClusterCache:
                     return found
         return None
 
+    def _deleted_since(self, key: ObjectKey, version: str) -> bool:
+        """The watch saw the object deleted after this version was written: the write is history."""
+        for loop in self._by_type.get(key.type, ()):
+            if _in_scope(loop.target, key.namespace):
+                deleted = loop.store.deleted_at((key.namespace, key.name))
+                if deleted is not None and deleted != version and at_least(deleted, version):
+                    return True
+        return False
+
     def _superseded(self, key: ObjectKey, written: _Written, stored: Wire | None) -> bool:
         """Whether the watch has caught up with an overlay entry (then it is dropped). Lock held."""
         if written.expires < time.monotonic():
@@ -207,7 +216,11 @@ class ClusterCache:
                 and at_least(resource_version(stored), written.version)
             )
         else:
-            superseded = stored is not None and at_least(resource_version(stored), written.version)
+            superseded = (
+                at_least(resource_version(stored), written.version)
+                if stored is not None
+                else self._deleted_since(key, written.version)
+            )
         if superseded:
             self._overlay.pop(key, None)
         return superseded

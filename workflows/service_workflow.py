@@ -54,7 +54,14 @@ ACTIVITY_RETRY = RetryPolicy(
 )
 #: Retries of one activity stop after this long; the pass then ends with an error and is re-checked.
 ACTIVITY_DEADLINE = timedelta(minutes=5)
-ATTEMPT_TIMEOUT = timedelta(seconds=60)
+# The timeout chain (docs/operations.md, *Timeouts*; pinned by tests/workflows/test_timeouts.py): one
+# API request <= activities.cluster_api.REQUEST_BUDGET (17 s) < one attempt (30 s); a regular activity
+# heartbeats every second (activities.attempts), so a lost worker is noticed after HEARTBEAT_TIMEOUT.
+ATTEMPT_TIMEOUT = timedelta(seconds=30)
+HEARTBEAT_TIMEOUT = timedelta(seconds=5)
+#: Local activities cannot heartbeat (a lost worker shows as a workflow task timeout instead), so their
+#: retries are kept short: after this long the pass ends with an error and is re-checked.
+LOCAL_DEADLINE = timedelta(seconds=60)
 RECHECK_FIRST = timedelta(seconds=10)
 RECHECK_CAP = timedelta(minutes=5)
 MAX_RESTARTS = 6  # a pass whose writes keep losing races is re-planned this often, then re-checked later
@@ -71,6 +78,7 @@ ResultT = TypeVar("ResultT")
 ACTIVITY_OPTIONS = workflow.ActivityConfig(
     start_to_close_timeout=ATTEMPT_TIMEOUT,
     schedule_to_close_timeout=ACTIVITY_DEADLINE,
+    heartbeat_timeout=HEARTBEAT_TIMEOUT,
     retry_policy=ACTIVITY_RETRY,
 )
 #: ``fetch_gateways`` and ``evaluate_conditions`` read the worker's own cache, so they run as local
@@ -79,14 +87,19 @@ ACTIVITY_OPTIONS = workflow.ActivityConfig(
 #: Retries short enough stay in the worker; longer back-offs become timers (the same retry policy).
 LOCAL_OPTIONS = workflow.LocalActivityConfig(
     start_to_close_timeout=ATTEMPT_TIMEOUT,
-    schedule_to_close_timeout=ACTIVITY_DEADLINE,
+    schedule_to_close_timeout=LOCAL_DEADLINE,
     retry_policy=ACTIVITY_RETRY,
     local_retry_threshold=timedelta(seconds=10),
 )
 
 
 class _PassRestartError(Exception):
-    """A write lost a race with another writer: read the world again and plan anew."""
+    """A write lost a race with another writer, or found its plan stale: read the world again and plan
+    anew (``at_once``: a stale plan needs no back-off, nobody is racing it)."""
+
+    def __init__(self, at_once: bool = False) -> None:
+        super().__init__()
+        self.at_once = at_once
 
 
 @workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
@@ -238,8 +251,10 @@ class LLMInferenceServiceWorkflow:
         for attempt in range(MAX_RESTARTS + 1):
             try:
                 return await self._plan_and_apply(seen)
-            except _PassRestartError:
+            except _PassRestartError as restart:
                 seen = []  # the restart reads what the lost race left behind, already in the cache
+                if restart.at_once:
+                    continue
                 delay = min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
                 await workflow.sleep(delay, summary=descriptions.restart_summary(delay))
         raise ApplicationError(
@@ -316,7 +331,9 @@ class LLMInferenceServiceWorkflow:
             ops = decision.writes.get(phase.value)
             if not ops:
                 continue
-            request = ApplyInput(key=self._key, uid=decision.uid, writes=ops)
+            refs = {op.ref() for op in ops}
+            targets = [t for t in decision.targets if t.ref in refs]
+            request = ApplyInput(key=self._key, uid=decision.uid, writes=ops, targets=targets)
             result = await self._write(method, request, summaries.describe_writes(ops))
             written += result.written
             if result.rejected is not None:
@@ -330,7 +347,7 @@ class LLMInferenceServiceWorkflow:
             return await self._activity(method, request, summary)
         except ActivityError as err:
             if isinstance(err.cause, ApplicationError) and err.cause.type in errors.RESTART_PASS:
-                raise _PassRestartError from err
+                raise _PassRestartError(at_once=err.cause.type == errors.STALE_PLAN) from err
             raise
 
     async def _activity(

@@ -1,10 +1,11 @@
 """Fault injection: rules matched against each request that fail, delay, hang or drop it.
 
-A rule matches on verb / resource (plural, optionally group) / namespace / name / subresource and
-fires ``times`` times (``None``: forever) with a ``probability``. Firing can add a ``delay``, ``hang``
-until :meth:`FaultInjector.release`, answer a ``status`` code (429 carries ``Retry-After``), optionally
-after storing the write (``commit=True``: a real server can fail after committing), or end a watch
-stream after ``drop_watch_after`` events. Rules are plain data so they cross process boundaries as JSON.
+A rule matches on verb / resource (plural, optionally group) / namespace / name / subresource /
+User-Agent prefix and fires ``times`` times (``None``: forever) with a ``probability``. Firing can add
+a ``delay``, ``hang`` until :meth:`FaultInjector.release`, answer a ``status`` code (429 carries
+``Retry-After``), optionally after storing the write (``commit=True``: a real server can fail after
+committing), or end a watch stream after ``drop_watch_after`` events. Rules are plain data so they
+cross process boundaries as JSON.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class FaultRule:
     namespace: str | None = None
     name: str | None = None
     subresource: str | None = None  # "" matches the main resource only, None any
+    user_agent: str | None = None  # a prefix of the request's User-Agent: one client's requests only
     times: int | None = None
     probability: float = 1.0
     status: int | None = None
@@ -45,7 +47,9 @@ class FaultRule:
     fired: int = 0
     released: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
-    def matches(self, info: RequestInfo) -> bool:
+    def matches(self, info: RequestInfo, user_agent: str = "") -> bool:
+        if self.user_agent is not None and not user_agent.startswith(self.user_agent):
+            return False
         if self.verb is not None and info.verb not in {v.strip() for v in self.verb.split(",")}:
             return False
         wanted = (
@@ -123,11 +127,11 @@ class FaultInjector:
             rule.released.set()
         return len(rules)
 
-    def evaluate(self, info: RequestInfo) -> FaultRule | None:
+    def evaluate(self, info: RequestInfo, user_agent: str = "") -> FaultRule | None:
         """The first matching rule that fires for this request (its ``fired`` count is bumped)."""
         with self._lock:
             for rule in self._rules:
-                if rule.exhausted or not rule.matches(info):
+                if rule.exhausted or not rule.matches(info, user_agent):
                     continue
                 if rule.probability < 1.0 and self._random.random() >= rule.probability:
                     continue

@@ -170,7 +170,7 @@ class Handler(BaseHTTPRequestHandler):
                 host, port = self.server.server_address[:2]
                 response = _nonresource(app, f"{host!s}:{port}", info.path)
             else:
-                rule = app.faults.evaluate(info)
+                rule = app.faults.evaluate(info, self.headers.get("User-Agent", ""))
                 error = _before(app, rule)
                 if error is not None and not (rule is not None and rule.commit and info.is_write):
                     raise error

@@ -28,10 +28,12 @@ from apiserver_standin.watch_stream import WatchSettings
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def make_api_client(url: str, user_agent: str | None = None) -> k8s.ApiClient:
-    """A ``kubernetes.client.ApiClient`` for ``url``: plain HTTP, no auth."""
+def make_api_client(url: str, user_agent: str | None = None, retries: Any = None) -> k8s.ApiClient:
+    """A ``kubernetes.client.ApiClient`` for ``url``: plain HTTP, no auth; ``retries`` is urllib3's
+    (None: its default; the router's processes pass ``activities.kube_api.CLIENT_RETRIES``)."""
     configuration = k8s.Configuration(host=url)
     configuration.verify_ssl = False
+    configuration.retries = retries
     api_client = k8s.ApiClient(configuration)
     if user_agent:
         api_client.user_agent = user_agent
@@ -171,9 +173,9 @@ class StandinApiServer:
 
     # --- clients ---------------------------------------------------------------------------------
 
-    def api_client(self, user_agent: str | None = None) -> k8s.ApiClient:
-        """A new client for this server (the caller closes it)."""
-        return make_api_client(self.url, user_agent)
+    def api_client(self, user_agent: str | None = None, retries: Any = None) -> k8s.ApiClient:
+        """A new client for this server (the caller closes it); ``retries``: see :func:`make_api_client`."""
+        return make_api_client(self.url, user_agent, retries)
 
     @property
     def client(self) -> k8s.ApiClient:

@@ -21,7 +21,7 @@ from temporalio.client import Client
 from temporalio.runtime import Runtime
 
 from activities.api_telemetry import ApiTelemetry
-from activities.kube_api import KubeClusterApi
+from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
 from apiserver_standin.workload_controller import SimulatedWorkloadController
@@ -120,7 +120,7 @@ async def _main(args: argparse.Namespace) -> int:
                 _announce(args, kubeconfig)
                 from llmisvc_router.serving import serve
 
-                api_client = server.api_client("llmisvc-router")
+                api_client = server.api_client("llmisvc-router", retries=CLIENT_RETRIES)
                 try:
                     await serve(
                         client, api_client, _cluster_api(api_client, client), settings, env, stop, watch=True

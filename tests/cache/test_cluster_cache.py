@@ -110,6 +110,18 @@ def test_a_delete_hides_the_object_until_the_watch_reports_it(server, cache):
     assert cache.list(HTTPROUTE, NS, {}) == []
 
 
+def test_a_written_object_deleted_by_someone_else_before_anyone_read_it_is_gone(server, cache):
+    """The watch delivers the write and then its deletion (say, by the garbage collector) before any
+    pass reads: the overlay must not bring the deleted object back."""
+    api = KubeClusterApi(server.client)
+    created = api.create(HTTPROUTE, route("r"))
+    api.delete(HTTPROUTE, NS, "r")
+    cache.observe(HTTPROUTE, created)  # the write's answer, recorded late (the watch may be ahead)
+    time.sleep(1.0)  # the watch delivers both events meanwhile (not polled: a read would hide the bug)
+    assert cache.get(HTTPROUTE, NS, "r") is None
+    assert cache.list(HTTPROUTE, NS, {}) == []
+
+
 def test_a_live_read_that_found_nothing_is_remembered(cache):
     cache.observe_absent(SERVICE, NS, "gw")
     assert cache.knows(SERVICE, NS, "gw") and cache.get(SERVICE, NS, "gw") is None

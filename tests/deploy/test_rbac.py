@@ -75,6 +75,8 @@ def run_pass(activities: RouterActivities) -> None:
         (Phase.MIGRATION, activities.attempt_v1_migration),
     ):
         if ops := decision.writes.get(phase.value):
+            # Without the plan's targets, each delete reads its target first: the GETs a retried write
+            # attempt makes of every target (activities.write_guard), which the role must allow too.
             write(ApplyInput(key=KEY, uid=decision.uid, writes=ops))
     activities.evaluate_conditions(EvaluateInput(key=KEY, uid=decision.uid, now=NOW, status=decision.status))
 

@@ -24,7 +24,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
 from activities.cluster_api import Wire
-from activities.kube_api import KubeClusterApi
+from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.management import Management
 from activities.router_activities import RouterActivities
 from apiserver_standin.gateway_controller import SimulatedGatewayController
@@ -269,7 +269,10 @@ async def _stop_task(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
 @contextmanager
 def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
     """One client per party, so the stand-in's counters can tell their requests apart."""
-    clients = [server.api_client(agent) for agent in (TEST_AGENT, WORKER_AGENT, WATCHER_AGENT)]
+    clients = [server.api_client(TEST_AGENT)] + [
+        server.api_client(agent, retries=CLIENT_RETRIES)  # configured as the product's processes are
+        for agent in (WORKER_AGENT, WATCHER_AGENT)
+    ]
     try:
         yield clients
     finally:

@@ -69,8 +69,16 @@ class RecordingClusterApi:
         self._record("patch_status", type_, namespace, name, patch)
         return result
 
-    def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
-        self.inner.delete(type_, namespace, name)
+    def delete(
+        self,
+        type_: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> None:
+        self.inner.delete(type_, namespace, name, uid=uid, resource_version=resource_version)
         self._record("delete", type_, namespace, name, None)
 
 

@@ -32,6 +32,11 @@ async def events_about(stack: Stack, name: str) -> list[Wire]:
     return [e for e in listed if e.get("regarding", {}).get("name") == name]
 
 
+async def some_events_about(stack: Stack, name: str) -> list[Wire] | None:
+    """For ``until``: None while there is none (an empty list would end the wait at once)."""
+    return await events_about(stack, name) or None
+
+
 async def create_unreadable_service(stack: Stack) -> None:
     """A spec the CRD's schema accepts (``model.lora.adapters`` is an open-schema field) but the router
     cannot read: adapters must be a list."""
@@ -53,7 +58,7 @@ async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warnin
         for type_ in ("Ready", "RouterReady"):
             assert found[type_]["status"] == "False" and found[type_]["reason"] == INVALID_SPEC
             assert found[type_]["message"].startswith("field spec.model.lora.adapters: ")
-        events = await until(lambda: events_about(stack, NAME), "an Event on the service")
+        events = await until(lambda: some_events_about(stack, NAME), "an Event on the service")
         assert [(e["type"], e["reason"]) for e in events] == [("Warning", INVALID_SPEC)]
         assert events[0]["regarding"]["uid"] == (await stack.service(NAME))["metadata"]["uid"]
         assert "spec.model.lora.adapters" in events[0]["note"]
@@ -93,7 +98,7 @@ async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_chan
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
-        first = await until(lambda: events_about(stack, NAME), "Events for the first pass's writes")
+        first = await until(lambda: some_events_about(stack, NAME), "Events for the first pass's writes")
         reasons = {e["reason"] for e in first}
         assert "Created" in reasons
         notes = {e["note"] for e in first}

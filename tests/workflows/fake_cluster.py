@@ -210,10 +210,28 @@ class FakeCluster:
             return [copy.deepcopy(e) for e in self.events if e.get("regarding", {}).get("name") == name
                     and e.get("regarding", {}).get("namespace") == namespace]  # fmt: skip
 
-    def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
+    def delete(
+        self,
+        type_: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> None:
         self._enter("delete", type_)
+        key = ObjectKey(type_, namespace, name)
         with self._lock:
-            if self._objects.pop(ObjectKey(type_, namespace, name), None) is not None:
+            meta = (self._objects.get(key) or {}).get("metadata") or {}
+            for field, wanted in (("UID", uid), ("ResourceVersion", resource_version)):
+                actual = meta.get("uid" if field == "UID" else "resourceVersion")
+                if key in self._objects and wanted and wanted != actual:
+                    raise ApiError(
+                        409,
+                        f"Precondition failed: {field} in precondition: {wanted}, "
+                        f"{field} in object meta: {actual}",
+                    )
+            if self._objects.pop(key, None) is not None:
                 self.writes.append(f"delete {type_.kind} {namespace}/{name}")
 
     # -- ClusterView: a cache that is never behind -----------------------------------------------------
