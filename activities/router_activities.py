@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import errors, service_status
+from activities import errors, payload_guard, service_status
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
@@ -122,7 +122,7 @@ class RouterActivities:
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}
         digest = reader.digest()
-        return PassDecision(
+        decision = PassDecision(
             uid=svc.metadata.uid,
             generation=svc.metadata.generation,
             outcome=PassOutcome(plan.outcome.value),
@@ -135,6 +135,7 @@ class RouterActivities:
             reads_left_out=max(0, len(digest) - DIGEST_LIMIT),
             live_reads=reader.live_reads,
         )
+        return payload_guard.fit_plan(decision, raw, request.now)  # bounded, whatever the spec's size
 
     def _wait_fresh(self, seen: list[SeenVersion]) -> None:
         """A cold cache never plans: wait for its first lists, then for the versions the triggers saw."""
@@ -206,7 +207,8 @@ class RouterActivities:
                 if err.is_transient:
                     raise errors.as_activity_error(err) from err
                 told.refused(op, err.message)
-                return ApplyResult(written=done, rejected=RejectedWrite(ref=op.ref(), error=err.message))
+                rejected = RejectedWrite(ref=op.ref(), error=payload_guard.clip(err.message))
+                return ApplyResult(written=done, rejected=rejected)
             told.wrote(op)
             done += 1
         return ApplyResult(written=done)
@@ -250,7 +252,7 @@ class RouterActivities:
         return EvaluateResult(
             written=written,
             outcome=PassOutcome(plan.outcome.value) if plan is not None else None,
-            message=plan.message if plan is not None else None,
+            message=payload_guard.clip(plan.message) if plan is not None and plan.message else None,
             conditions=_conditions(status),
             url=status.get("url"),
         )
