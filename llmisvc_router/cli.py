@@ -18,7 +18,13 @@ EXIT_INTERRUPTED = 130  # worker.exit_codes.INTERRUPTED (not imported here: an i
 
 def build_parser() -> argparse.ArgumentParser:
     from apiserver_standin import cli as apiserver_command
-    from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
+    from llmisvc_router import (
+        codec_server_command,
+        dev_command,
+        orchestrator_commands,
+        plan_command,
+        search_attributes_command,
+    )
     from watcher import cli as watch_command
     from worker import exit_codes
 
@@ -35,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     search_attributes_command.register(commands)
     dev_command.register(commands)
     apiserver_command.register(commands)
+    codec_server_command.register(commands)
     return parser
 
 

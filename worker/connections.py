@@ -18,7 +18,7 @@ from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.kube_api import load_api_client
-from worker import exit_codes
+from worker import codec, exit_codes
 from worker.settings import connect_temporal
 
 DEFAULT_TEMPORAL = "localhost:7233"
@@ -81,6 +81,8 @@ async def connect(env: Mapping[str, str] | None = None, runtime: Runtime | None 
     _, address, namespace = temporal_target(env)
     try:
         client = await connect_temporal(env, runtime)
+    except codec.CodecKeysError as err:
+        raise ConnectionProblem(str(err), exit_codes.USAGE) from err
     except (RuntimeError, OSError, ValueError) as err:
         raise ConnectionProblem(
             f"cannot connect to Temporal at {address}: {first_line(err)} "

@@ -28,8 +28,8 @@ from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
-from worker import telemetry
-from worker.factory import DATA_CONVERTER, WorkerSizing
+from worker import codec, telemetry
+from worker.factory import WorkerSizing
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 
 #: Connections kept beyond the activity threads: one per watch stream of ``llmisvc-router run`` (about
@@ -150,10 +150,12 @@ def trace_exporters(values: Mapping[str, str]) -> list[str]:
 
 
 async def connect_temporal(env: Mapping[str, str] | None = None, runtime: Runtime | None = None) -> Client:
-    """Connect with Temporal's environment configuration and the pydantic data converter; with tracing on,
+    """Connect with Temporal's environment configuration and the pydantic data converter (encrypting
+    payloads when ``LLMISVC_ROUTER_CODEC_KEYS_FILE`` is set, ``worker.codec``); with tracing on,
     the OpenTelemetry plugin; with ``runtime`` (``telemetry.start``), metrics on its endpoint."""
     config = ClientConfig.load_client_connect_config(override_env_vars=env)
     config.setdefault("target_host", "localhost:7233")
+    converter = codec.converter_from_env(env)  # encrypted with LLMISVC_ROUTER_CODEC_KEYS_FILE
     return await Client.connect(
-        **config, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
+        **config, data_converter=converter, plugins=telemetry.client_plugins(), runtime=runtime
     )
