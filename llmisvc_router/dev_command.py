@@ -28,9 +28,8 @@ from apiserver_standin.workload_controller import SimulatedWorkloadController
 from llmisvc_router.signals import stop_event
 from router_core import wellknown
 from router_core.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
-from worker import exit_codes, logs, telemetry
+from worker import codec, exit_codes, logs, telemetry
 from worker.environment import environment_from
-from worker.factory import DATA_CONVERTER
 from worker.settings import OrchestratorSettings, SettingsError
 from workflows import search_attributes
 
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     logs.configure(args.log_format, args.log_level)
     try:
         return asyncio.run(_main(args))
-    except SettingsError as err:
+    except (SettingsError, codec.CodecKeysError) as err:
         print(f"llmisvc-router dev: {err}", file=sys.stderr)
         return exit_codes.USAGE
     except (DevStackError, telemetry.TelemetryError) as err:
@@ -172,10 +171,11 @@ def _port_free(port: int) -> bool:
 
 async def _connect(address: str, runtime: Runtime | None, attempts: int = 100) -> Client:
     """The dev server takes a few seconds to accept connections."""
+    converter = codec.converter_from_env()  # encrypted as the commands run against it will be
     for _ in range(attempts):
         try:
             return await Client.connect(
-                address, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
+                address, data_converter=converter, plugins=telemetry.client_plugins(), runtime=runtime
             )
         except RuntimeError:
             await asyncio.sleep(0.2)

@@ -4,7 +4,11 @@ the codec server decrypts them over HTTP as the Temporal UI asks it to."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import json
+import sys
+from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
@@ -17,6 +21,18 @@ from tests.integration import world
 from tests.integration.harness import running_stack
 from worker import codec, codec_server
 from worker.codec import CodecKeys, EncryptionCodec
+
+TEMPORAL = Path(sys.executable).parent / "temporal"
+
+
+async def temporal_cli(*args: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        str(TEMPORAL), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -52,6 +68,18 @@ async def test_with_the_codec_history_payloads_are_encrypted_and_the_codec_serve
         with codec_server.serving(codec_server.bind(encryption, "127.0.0.1", 0, ["*"])) as url:
             body = json_format.MessageToJson(Payloads(payloads=[plan.payload])).encode()
             status, _, answer = post(f"{url}/decode", body, origin="http://localhost:8233")
+            shown = await temporal_cli("workflow", "show", "-w", handle.id, "--output", "json",
+                                       "--address", config["service_client"].config.target_host,
+                                       "--codec-endpoint", url)  # fmt: skip
+        # Temporal's own CLI reads the history through the codec server: the writes, decrypted.
+        inputs = [
+            base64.b64decode(payload["data"])
+            for event in json.loads(shown)["events"]
+            for payload in event.get("activityTaskScheduledEventAttributes", {})
+            .get("input", {})
+            .get("payloads", [])
+        ]
+        assert any(route in data for data in inputs), inputs
         assert status == 200
         (decoded,) = json_format.Parse(answer, Payloads()).payloads
         assert decoded.metadata["encoding"] == b"json/plain" and route in decoded.data
