@@ -87,6 +87,8 @@ def problem(model: BaseModel) -> str | None:
 
 def fit_plan(decision: PassDecision, raw: dict[str, Any], now: str) -> PassDecision:
     """``decision`` if it fits in a payload; else a plan without writes whose status says why."""
+    if decision.message is not None:  # it travels on, in the workflow's state
+        decision = decision.model_copy(update={"message": clip(decision.message)})
     why = problem(decision)
     if why is None:
         return decision

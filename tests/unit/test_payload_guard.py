@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from activities import payload_guard
+from activities import errors, payload_guard
+from activities.cluster_api import ApiError
 from activities.models import PassDecision, PassOutcome
 from activities.payload_guard import DEPTH_BOUND, PAYLOAD_BOUND, TOO_LARGE
 from router_core.phases import WriteOp
@@ -137,3 +138,17 @@ def test_a_long_message_is_clipped_saying_how_much_was_left_out():
     assert payload_guard.clip("short") == "short"
     clipped = payload_guard.clip("e" * 10_000, 100)
     assert clipped == "e" * 100 + "… (9900 more characters)"
+
+
+@pytest.mark.parametrize("status", [422, 500, 429, 409])
+def test_an_api_message_quoting_a_large_value_is_clipped_in_the_failure_it_becomes(status):
+    err = ApiError(status, 'HTTPRoute "r" is invalid: spec.hostnames[0]: Invalid value: "' + "m" * 100_000)
+    failure = errors.stale_write(err) if status == 409 else errors.as_activity_error(err)
+    assert len(failure.message) < payload_guard.MESSAGE_BOUND + 100
+    assert failure.message.endswith(" more characters)")
+
+
+def test_the_message_of_a_plan_is_clipped_as_it_travels_on_in_the_workflows_state():
+    decision = PassDecision(message="e" * 50_000)
+    fitted = payload_guard.fit_plan(decision, service({}), NOW)
+    assert fitted.message == payload_guard.clip("e" * 50_000) and fitted.outcome == decision.outcome
