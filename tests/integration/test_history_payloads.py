@@ -140,3 +140,33 @@ async def test_a_service_too_large_for_a_payload_is_told_so_and_waits_for_a_chan
         assert summary.writes == 4, summary  # route, both pools, EPP Service
         assert await stack.get(HTTPROUTE, world.route_name("big")) is not None
         assert (await stack.conditions("big"))["RouterReady"]["reason"] != TOO_LARGE
+
+
+def deeply_nested(levels: int) -> Wire:
+    root: Wire = {}
+    node = root
+    for _ in range(levels - 1):
+        node["x"] = {}
+        node = node["x"]
+    return root
+
+
+async def test_a_spec_nested_350_levels_deep_is_told_so_instead_of_failing_every_pass(temporal):
+    """An open-schema field (LoRA adapters keep unknown fields) accepts any depth; pydantic, which the
+    plan copies the spec through, refuses 255 levels, and its JSON parser about 200."""
+    async with running_stack(temporal) as stack:
+        stack.workflow_ids.add(workflow_id(stack.namespace, "deep"))
+        svc = world.service("deep", stack.namespace)
+        svc["spec"]["model"]["lora"] = {"adapters": [{"name": "a1", "options": deeply_nested(350)}]}
+        await stack.create(LLMISVC, svc)
+        handle = await stack.start_workflow("deep")
+        state = await stack.passes(handle, 1)
+
+        assert state.last is not None and state.last.outcome == "failed", state.last
+        ready = (await stack.conditions("deep"))["RouterReady"]
+        assert ready["status"] == "False" and ready["reason"] == TOO_LARGE
+        assert "its spec is nested 355 levels deep, more than the 100 handled" in ready["message"]
+        assert (
+            "its deepest value is spec.model.lora.adapters[0].….x.x.x.x, 354 levels deep" in ready["message"]
+        )
+        assert max(p.payload.ByteSize() for p in await recorded_payloads(handle)) <= PAYLOAD_BOUND

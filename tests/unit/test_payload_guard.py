@@ -152,3 +152,14 @@ def test_the_message_of_a_plan_is_clipped_as_it_travels_on_in_the_workflows_stat
     decision = PassDecision(message="e" * 50_000)
     fitted = payload_guard.fit_plan(decision, service({}), NOW)
     assert fitted.message == payload_guard.clip("e" * 50_000) and fitted.outcome == decision.outcome
+
+
+def test_a_spec_within_the_depth_bound_is_planned_and_a_deeper_one_is_told_so():
+    assert payload_guard.refuse_deep_spec(service({"a": nested(DEPTH_BOUND - 1)}), NOW) is None
+    refused = payload_guard.refuse_deep_spec(service({"a": nested(DEPTH_BOUND)}), NOW)
+    assert refused is not None and refused.uid == "u1" and not refused.has_writes
+    assert refused.message is not None
+    assert (
+        f"its spec is nested {DEPTH_BOUND + 1} levels deep, more than the {DEPTH_BOUND} handled"
+        in refused.message
+    )
