@@ -10,7 +10,9 @@ would fail the same way on every re-check, and nothing would reach the service's
 So a plan is measured before it leaves ``fetch_gateways``: one over :data:`PAYLOAD_BOUND` bytes or
 :data:`DEPTH_BOUND` levels is replaced by a small plan that writes nothing and sets ``Ready`` and
 ``RouterReady`` False with reason :data:`TOO_LARGE`, naming the longest (or deepest) value of the spec;
-the workflow then waits for the service to change (or the next re-check). Free text from the API server
+the workflow then waits for the service to change (or the next re-check). A spec nested deeper than
+:data:`DEPTH_BOUND` gets the same answer before it is planned, since planning copies it through pydantic.
+Free text from the API server
 is clipped to :data:`MESSAGE_BOUND` characters, so every other payload (writes are a part of the plan,
 results and the workflow's state carry messages and names) stays far below the bound too.
 """
