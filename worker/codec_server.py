@@ -83,7 +83,8 @@ def bind(codec: EncryptionCodec, host: str, port: int, origins: Sequence[str]) -
 @contextmanager
 def serving(server: ThreadingHTTPServer) -> Iterator[str]:
     """Serve in a thread; yields the base URL."""
-    thread = threading.Thread(target=server.serve_forever, name="codec-server", daemon=True)
+    # A short poll interval: shutting down waits for the serving loop's next look at the flag.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="codec-server", daemon=True)
     thread.start()
     host, port = server.server_address[:2]
     try:

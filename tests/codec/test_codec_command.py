@@ -14,7 +14,8 @@ import pytest
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 
-from tests.cli.test_command_line import ROOT, cli, environment, free_port, one_line
+from llmisvc_router.cli import main
+from tests.cli.test_command_line import ROOT, environment, free_port, one_line
 from tests.codec.test_codec import post
 from worker import codec, connections, exit_codes
 from worker.codec import CodecKeys, EncryptionCodec
@@ -52,25 +53,24 @@ def test_the_codec_server_command_decodes_what_the_worker_encrypted(tmp_path):
     assert json_format.Parse(answer, Payloads()).payloads[0].data == b'"hello"'
 
 
-def test_the_codec_server_without_keys_says_what_to_set():
-    result = cli("codec-server")
-    assert result.returncode == exit_codes.USAGE
-    assert one_line(result.stderr) == (
+def test_the_codec_server_without_keys_says_what_to_set(monkeypatch, capsys):
+    monkeypatch.delenv(codec.KEYS_FILE_VARIABLE, raising=False)
+    assert main(["codec-server"]) == exit_codes.USAGE
+    assert one_line(capsys.readouterr().err) == (
         "llmisvc-router codec-server: no keys: set LLMISVC_ROUTER_CODEC_KEYS_FILE or pass --keys-file"
     )
 
 
-def test_the_codec_server_on_a_busy_port_exits_4(tmp_path):
+def test_the_codec_server_on_a_busy_port_exits_4(tmp_path, capsys):
     path, _ = keys_file(tmp_path)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = cli("codec-server", "--keys-file", str(path), "--port", str(port))
-    assert result.returncode == exit_codes.UNAVAILABLE
-    assert one_line(result.stderr).startswith(
-        f"llmisvc-router codec-server: cannot listen on 127.0.0.1:{port}"
-    )
+        code = main(["codec-server", "--keys-file", str(path), "--port", str(port)])
+    assert code == exit_codes.UNAVAILABLE
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith(f"llmisvc-router codec-server: cannot listen on 127.0.0.1:{port}")
 
 
 async def test_a_command_with_an_unusable_keys_file_is_refused_with_2_naming_it(tmp_path):
