@@ -1,6 +1,8 @@
-"""The payload codec on the dev server (issue 13, part 4): with ``worker.codec`` on, a service's workflow
-runs as usual, its history holds only encrypted payloads (read raw, by a client without the codec), and
-the codec server decrypts them over HTTP as the Temporal UI asks it to."""
+"""The payload codec on the dev server (issue 13, part 4): with ``LLMISVC_ROUTER_CODEC_KEYS_FILE`` set
+(connected as the worker, the watcher and the commands connect), a service's workflow, started and
+signalled by the watcher, runs as usual; its history holds only encrypted payloads (read raw, by a client
+without the codec); the codec server decrypts them over HTTP as the Temporal UI asks it to, and
+Temporal's own CLI reads the history through it."""
 
 from __future__ import annotations
 
@@ -13,14 +15,17 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payloads
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from router_core.kube import HTTPROUTE, LLMISVC
 from tests.codec.test_codec import post
 from tests.history import recorded_payloads
 from tests.integration import world
-from tests.integration.harness import running_stack
+from tests.integration.harness import running_stack, until
 from worker import codec, codec_server
 from worker.codec import CodecKeys, EncryptionCodec
+from worker.settings import connect_temporal
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
 
@@ -34,6 +39,11 @@ async def temporal_cli(*args: str) -> str:
     return out.decode()
 
 
+async def _signalled(temporal: Client, workflow_id: str) -> bool:
+    history = await temporal.get_workflow_handle(workflow_id).fetch_history()
+    return any(e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED for e in history.events)
+
+
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 #: Payloads the codec leaves as they are: Temporal indexes search attributes, so they stay readable; a
@@ -42,16 +52,30 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 UNENCODED = ("search_attributes", "marker_recorded_event_attributes.details[data]")
 
 
-async def test_with_the_codec_history_payloads_are_encrypted_and_the_codec_server_decodes_them(temporal):
-    encryption = EncryptionCodec(CodecKeys(current="k1", keys={"k1": base64.b64decode(codec.new_key())}))
-    config = temporal.config()
-    config["data_converter"] = codec.data_converter(encryption)
-    encrypted_client = Client(**config)
-    async with running_stack(encrypted_client) as stack:
-        await stack.create_service("opt")
-        handle = await stack.start_workflow("opt")
-        state = await stack.passes(handle, 1)  # the query's answer, decrypted by the codec client
-        assert state.last is not None and state.last.writes == 4, state.last
+async def test_with_the_codec_history_payloads_are_encrypted_and_the_codec_server_decodes_them(
+    temporal, tmp_path
+):
+    key = codec.new_key()
+    keys_file = tmp_path / "keys.json"
+    keys_file.write_text(json.dumps({"current": "k1", "keys": {"k1": key}}))
+    encryption = EncryptionCodec(CodecKeys(current="k1", keys={"k1": base64.b64decode(key)}))
+    address = temporal.service_client.config.target_host
+    # As the worker, the watcher and the commands connect: the setting turns the codec on.
+    encrypted_client = await connect_temporal(
+        {"TEMPORAL_ADDRESS": address, codec.KEYS_FILE_VARIABLE: str(keys_file)}
+    )
+    async with running_stack(encrypted_client, watcher=True) as stack:
+        await stack.create_service("opt")  # the watcher starts its workflow and signals it
+        handle = stack.handle("opt")
+
+        async def routed() -> bool:
+            return await stack.get(HTTPROUTE, world.route_name("opt")) is not None
+
+        await until(routed, "the watcher-started workflow to create the managed route")
+        await stack.patch(LLMISVC, "opt", {"spec": {"model": {"name": "facebook/opt-350m"}}})  # a signal
+        await until(lambda: _signalled(temporal, handle.id), "the watcher's signal in the history")
+        state = await stack.state(handle)  # the query's answer, decrypted by the codec client
+        assert state.pass_count >= 1 and state.uid is not None, state
 
         raw = await recorded_payloads(temporal.get_workflow_handle(handle.id))  # no codec here
         route = world.route_name("opt").encode()
@@ -69,7 +93,7 @@ async def test_with_the_codec_history_payloads_are_encrypted_and_the_codec_serve
             body = json_format.MessageToJson(Payloads(payloads=[plan.payload])).encode()
             status, _, answer = post(f"{url}/decode", body, origin="http://localhost:8233")
             shown = await temporal_cli("workflow", "show", "-w", handle.id, "--output", "json",
-                                       "--address", config["service_client"].config.target_host,
+                                       "--address", address,
                                        "--codec-endpoint", url)  # fmt: skip
         # Temporal's own CLI reads the history through the codec server: the writes, decrypted.
         inputs = [
