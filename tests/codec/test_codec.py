@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
+from temporalio.api.failure.v1 import Failure
+from temporalio.exceptions import ApplicationError
 
 from activities.models import FetchInput, ServiceKey
 from worker import codec, codec_server
@@ -78,6 +80,15 @@ async def test_the_data_converter_encrypts_activity_inputs_and_reads_them_back()
     [encoded] = await converter.encode([request])
     assert encoded.metadata["encoding"] == b"binary/encrypted" and b"opt" not in encoded.data
     assert await converter.decode([encoded], [FetchInput]) == [request]
+
+
+async def test_with_the_codec_a_failure_message_travels_encrypted_and_reads_back():
+    converter = codec.data_converter(EncryptionCodec(keys("k1", k1=OLD)))
+    failure = Failure()
+    await converter.encode_failure(ApplicationError(f"HTTP 422: {SECRET.decode()}", type="Rejected"), failure)
+    assert failure.message == "Encoded failure" and SECRET not in failure.SerializeToString()
+    decoded = await converter.decode_failure(failure)
+    assert isinstance(decoded, ApplicationError) and decoded.message == f"HTTP 422: {SECRET.decode()}"
 
 
 def write_keys(tmp_path: Path, document: Any) -> Path:
