@@ -51,23 +51,28 @@ def clip(text: str, limit: int = MESSAGE_BOUND) -> str:
 
 
 def depth(value: Any) -> int:
-    """How deeply dicts, lists and models nest in ``value`` (a scalar is 0), without recursion: the value
-    may be nested deeper than Python's recursion limit."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        children: Any
-        if isinstance(item, BaseModel):
-            children = item.__dict__.values()
-        elif isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children)
-    return deepest
+    """How deeply dicts, lists and models nest in ``value`` (a scalar is 0), one level at a time: the value
+    may be nested deeper than Python's recursion limit, and this runs on every pass."""
+    deepest, level = 0, [value]
+    while True:
+        below: list[Any] = []
+        containers = 0
+        for item in level:
+            kind = type(item)
+            if kind is str or item is None:
+                continue
+            if kind is dict:
+                below.extend(item.values())
+            elif kind is list or kind is tuple:
+                below.extend(item)
+            elif isinstance(item, BaseModel):
+                below.extend(item.__dict__.values())
+            else:
+                continue
+            containers += 1
+        if not containers:
+            return deepest
+        deepest, level = deepest + 1, below
 
 
 def encoded_size(model: BaseModel) -> int:
