@@ -19,6 +19,7 @@ results and the workflow's state carry messages and names) stays far below the b
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,6 +42,8 @@ MESSAGE_BOUND = 8 * 1024
 #: The reason of ``Ready``/``RouterReady`` when a service's plan is over the bound.
 TOO_LARGE = "ObjectTooLarge"
 _PATH_SEGMENTS = 8  # of a path named in a message; a deep one is cut
+
+log = logging.getLogger(__name__)
 
 
 def clip(text: str, limit: int = MESSAGE_BOUND) -> str:
@@ -86,9 +89,11 @@ def problem(model: BaseModel) -> str | None:
     levels = depth(model)
     if levels > DEPTH_BOUND:
         return f"nested {levels} levels deep, more than the {DEPTH_BOUND} a workflow history payload may be"
-    size, limit = encoded_size(model), PAYLOAD_BOUND - CODEC_MARGIN
-    if size > limit:
-        return f"{size} bytes, more than the {limit} a workflow history payload may hold"
+    limit = PAYLOAD_BOUND - CODEC_MARGIN
+    if encoded_size(model) > limit:
+        # Not the size itself: the digest of what the pass read varies by a few bytes from pass to pass,
+        # and the status should change only when the answer does (the log says how large).
+        return f"larger than the {limit} bytes a workflow history payload may hold"
     return None
 
 
@@ -99,6 +104,12 @@ def fit_plan(decision: PassDecision, raw: dict[str, Any], now: str) -> PassDecis
     why = problem(decision)
     if why is None:
         return decision
+    meta, levels = raw.get("metadata") or {}, depth(decision)
+    size = f"{encoded_size(decision)} bytes" if levels <= DEPTH_BOUND else "too deep to encode"
+    log.warning(
+        "LLMInferenceService %s/%s: a plan of %s, nested %d levels, is not carried out",
+        meta.get("namespace"), meta.get("name"), size, levels,
+    )  # fmt: skip
     return _refused(decision, raw, now, f"the plan of a pass would be {why}")
 
 

@@ -163,3 +163,15 @@ def test_a_spec_within_the_depth_bound_is_planned_and_a_deeper_one_is_told_so():
         f"its spec is nested {DEPTH_BOUND + 1} levels deep, more than the {DEPTH_BOUND} handled"
         in refused.message
     )
+
+
+def test_the_status_of_a_plan_too_large_does_not_change_with_what_else_the_pass_read():
+    """The read digest (resourceVersions) varies from pass to pass: the message must not, or every
+    Gateway status update would rewrite the service's status."""
+    raw = service({"model": {"name": "m" * 200_000}})
+    reads = [["Gateway kserve/kserve-ingress-gateway@1"], ["Gateway kserve/kserve-ingress-gateway@123456"]]
+    messages = {
+        payload_guard.fit_plan(plan_with("m" * 200_000).model_copy(update={"reads": r}), raw, NOW).message
+        for r in reads
+    }
+    assert len(messages) == 1, messages
