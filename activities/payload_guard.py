@@ -12,9 +12,9 @@ So a plan is measured before it leaves ``fetch_gateways``: one over :data:`PAYLO
 ``RouterReady`` False with reason :data:`TOO_LARGE`, naming the longest (or deepest) value of the spec;
 the workflow then waits for the service to change (or the next re-check). A spec nested deeper than
 :data:`DEPTH_BOUND` gets the same answer before it is planned, since planning copies it through pydantic.
-Free text from the API server
-is clipped to :data:`MESSAGE_BOUND` characters, so every other payload (writes are a part of the plan,
-results and the workflow's state carry messages and names) stays far below the bound too.
+Free text from the API server is clipped to :data:`MESSAGE_BOUND` characters, so every other payload
+(writes are a part of the plan; results and the workflow's state carry messages and names) stays far
+below the bound too.
 """
 
 from __future__ import annotations
