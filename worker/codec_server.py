@@ -43,7 +43,10 @@ def make_handler(codec: EncryptionCodec, origins: Sequence[str]) -> type[BaseHTT
             if operation is None:
                 self._answer(404, b"not found: POST .../encode or .../decode\n")
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            length = int(self.headers.get("Content-Length") or 0) if self._length_ok() else -1
+            if length < 0:
+                self._answer(400, b"a Content-Length is required\n")
+                return
             if length > MAX_BODY:
                 self._answer(413, b"request body too large\n")
                 return
@@ -54,6 +57,9 @@ def make_handler(codec: EncryptionCodec, origins: Sequence[str]) -> type[BaseHTT
                 self._answer(400, f"{err}\n".encode())
                 return
             self._answer(200, json_format.MessageToJson(answer).encode(), "application/json")
+
+        def _length_ok(self) -> bool:
+            return (self.headers.get("Content-Length") or "0").strip().isdigit()
 
         def _answer(self, code: int, body: bytes, content_type: str = "text/plain") -> None:
             self.send_response(code)
