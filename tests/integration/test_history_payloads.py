@@ -106,8 +106,10 @@ async def test_no_secret_the_router_reads_reaches_the_workflow_history(temporal)
         }
         assert leaks == {place: [] for place in PLACES}
         # The scan sees what the passes recorded: the local activity's plan names the route it wrote.
+        recorded = await recorded_payloads(handle)
         route = world.route_name("opt").encode()
-        assert any(route in p.payload.data for p in await recorded_payloads(handle))
+        assert any(route in p.payload.data for p in recorded)
+        assert max(p.payload.ByteSize() for p in recorded) <= PAYLOAD_BOUND
 
 
 def long_model_service(name: str, namespace: str, length: int) -> Wire:
