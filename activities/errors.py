@@ -8,6 +8,7 @@ from datetime import timedelta
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.cluster_api import ApiError
+from activities.payload_guard import clip
 
 TRANSIENT = "KubernetesUnavailable"
 TOO_MANY_REQUESTS = "KubernetesTooManyRequests"
@@ -21,18 +22,22 @@ NON_RETRYABLE = [REJECTED, CONFLICT, STALE_PLAN]
 
 
 def as_activity_error(err: ApiError) -> ApplicationError:
-    """Transient -> retryable (429 honours Retry-After); anything else -> non-retryable ``REJECTED``."""
+    """Transient -> retryable (429 honours Retry-After); anything else -> non-retryable ``REJECTED``.
+
+    The API server's message is clipped: a failure is kept in the history too (encrypted in a payload
+    when the codec is on), and a 422 may quote every value it refused."""
+    message = clip(err.message)
     if err.status == 429:
         delay = timedelta(seconds=err.retry_after) if err.retry_after else None
-        return ApplicationError(err.message, type=TOO_MANY_REQUESTS, next_retry_delay=delay)
+        return ApplicationError(message, type=TOO_MANY_REQUESTS, next_retry_delay=delay)
     if err.is_transient:
-        return ApplicationError(err.message, type=TRANSIENT)
-    return ApplicationError(f"HTTP {err.status}: {err.message}", type=REJECTED, non_retryable=True)
+        return ApplicationError(message, type=TRANSIENT)
+    return ApplicationError(f"HTTP {err.status}: {message}", type=REJECTED, non_retryable=True)
 
 
 def stale_write(err: ApiError) -> ApplicationError:
     """A write lost a race (409): the plan was made from an old read, so the whole pass starts again."""
-    return ApplicationError(err.message, type=CONFLICT, non_retryable=True)
+    return ApplicationError(clip(err.message), type=CONFLICT, non_retryable=True)
 
 
 def stale_plan(message: str) -> ApplicationError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 
-from activities import attempts, errors, service_status, write_guard
+from activities import attempts, errors, payload_guard, service_status, write_guard
 from activities.cluster_api import REQUEST_BUDGET, ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
 from activities.models import ApplyInput, ApplyResult, PlannedTarget, RejectedWrite
@@ -70,7 +70,9 @@ class PhaseWriter:
                 if err.is_transient:
                     raise errors.as_activity_error(err) from err
                 told.refused(op, err.message)
-                return ApplyResult(written=done, rejected=RejectedWrite(ref=op.ref(), error=err.message))
+                return ApplyResult(
+                    written=done, rejected=RejectedWrite(ref=op.ref(), error=payload_guard.clip(err.message))
+                )
             if wrote:
                 told.wrote(op)
             done += 1

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import attempts, errors, phase_writes, service_status, shadow, write_guard
+from activities import attempts, errors, payload_guard, phase_writes, service_status, shadow, write_guard
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
@@ -124,15 +124,16 @@ class RouterActivities:
                 if self.management.shadow
                 else lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
             )
+            too_deep = payload_guard.refuse_deep_spec(raw, request.now)
+            if too_deep is not None:
+                return too_deep
             plan = passes.plan_pass(svc, reader, self.env, request.now)
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}
         decision = self._decision(svc, plan, split, stored, reader)
-        return (
-            shadow.decision(decision, split, reader, stored, plan.status)
-            if self.management.shadow
-            else decision
-        )
+        if self.management.shadow:
+            return shadow.decision(decision, split, reader, stored, plan.status)
+        return payload_guard.fit_plan(decision, raw, request.now)  # bounded, whatever the spec's size
 
     def _decision(
         self,
@@ -227,7 +228,7 @@ class RouterActivities:
         return EvaluateResult(
             written=written,
             outcome=PassOutcome(plan.outcome.value) if plan is not None else None,
-            message=plan.message if plan is not None else None,
+            message=payload_guard.clip(plan.message) if plan is not None and plan.message else None,
             conditions=_conditions(status),
             url=status.get("url"),
         )

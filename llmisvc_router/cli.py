@@ -25,6 +25,7 @@ COMMANDS_GROUP = "llmisvc_router.commands"
 
 def build_parser() -> argparse.ArgumentParser:
     from llmisvc_router import (
+        codec_server_command,
         drift_command,
         orchestrator_commands,
         plan_command,
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     drift_command.register(commands)
     watch_command.register(commands)
     search_attributes_command.register(commands)
+    codec_server_command.register(commands)
     for entry in entry_points(group=COMMANDS_GROUP):
         entry.load()(commands)
     return parser

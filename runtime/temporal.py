@@ -19,7 +19,7 @@ from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
 
-from runtime import exit_codes, telemetry
+from runtime import codec, exit_codes, telemetry
 from runtime.errors import StartupError, first_line
 
 DEFAULT_TEMPORAL = "localhost:7233"
@@ -38,11 +38,13 @@ async def connect_temporal(
     env: Mapping[str, str] | None = None, runtime: Runtime | None = None, address: str | None = None
 ) -> Client:
     """Connect with Temporal's environment configuration (or to ``address`` alone, the dev stack's own
-    server) and the pydantic data converter; with tracing on, the OpenTelemetry plugin; with ``runtime``
+    server) and the pydantic data converter (encrypting payloads when ``LLMISVC_ROUTER_CODEC_KEYS_FILE``
+    is set, :mod:`runtime.codec`); with tracing on, the OpenTelemetry plugin; with ``runtime``
     (``telemetry.start``), metrics on its endpoint."""
     config = {"target_host": address} if address else temporal_target(env)[0]
+    converter = codec.converter_from_env(env)  # encrypted when LLMISVC_ROUTER_CODEC_KEYS_FILE is set
     return await Client.connect(
-        **config, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
+        **config, data_converter=converter, plugins=telemetry.client_plugins(), runtime=runtime
     )
 
 

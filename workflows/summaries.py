@@ -9,6 +9,7 @@ from typing import Any
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from activities.models import ConditionState, PassDecision, PassOutcome, ServiceKey
+from activities.payload_guard import clip
 from router_core.planner.plan import WriteOp
 from workflows import drift_report
 from workflows.models import PassSummary, WorkflowState
@@ -41,7 +42,8 @@ def failed_pass(err: ActivityError | ApplicationError, now: datetime) -> PassSum
     kind = cause.type if isinstance(cause, ApplicationError) and cause.type else "error"
     # str() of a FailureError already starts with its type: take the bare message to say it once.
     message = cause.message if isinstance(cause, FailureError) else err.message
-    return PassSummary(outcome=PassOutcome.ERROR, message=f"{kind}: {message}", finished_at=now)
+    # Clipped: the summary is carried in the workflow's state (queries, continue-as-new input).
+    return PassSummary(outcome=PassOutcome.ERROR, message=clip(f"{kind}: {message}"), finished_at=now)
 
 
 def describe_writes(ops: list[WriteOp]) -> str:
