@@ -17,7 +17,8 @@ from workflows import search_attributes
 
 DESCRIPTION = """\
 Add the workflows' custom search attributes (LlmisvcNamespace, LlmisvcName, LlmisvcRouterReady,
-LlmisvcOutcome) to the Temporal namespace, so that the Temporal UI can filter and show services by them.
+LlmisvcOutcome, LlmisvcPassFailing) to the Temporal namespace, so that the Temporal UI can filter and
+show services by them.
 For a self-hosted Temporal; on Temporal Cloud add them with tcld or the Cloud UI. Idempotent.
 
 examples:

@@ -10,5 +10,8 @@ NAMESPACE = SearchAttributeKey.for_keyword("LlmisvcNamespace")
 NAME = SearchAttributeKey.for_keyword("LlmisvcName")
 ROUTER_READY = SearchAttributeKey.for_keyword("LlmisvcRouterReady")  # True / False / Unknown
 OUTCOME = SearchAttributeKey.for_keyword("LlmisvcOutcome")  # reconciled, precondition-not-met, …
+#: True while the last pass could not complete (outcome ``error``: an API that kept failing, writes that
+#: kept conflicting, or a fault of the workflow's own code); ``LlmisvcPassFailing = true`` finds them.
+PASS_FAILING = SearchAttributeKey.for_bool("LlmisvcPassFailing")
 
-ALL = (NAMESPACE, NAME, ROUTER_READY, OUTCOME)
+ALL = (NAMESPACE, NAME, ROUTER_READY, OUTCOME, PASS_FAILING)
