@@ -26,6 +26,10 @@ def resource_version(obj: Wire) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
+#: How many deletions a store remembers the version of (the oldest are forgotten first).
+DELETIONS_KEPT = 4096
+
+
 class TargetStore:
     """Objects by key, indexed by namespace, with a served flag (the kind answered its last list)."""
 
@@ -35,6 +39,9 @@ class TargetStore:
         self._by_namespace: dict[str, dict[str, Wire]] = {}
         #: None until the first list answered; then whether the kind is served (False: 404, no CRD).
         self.served: bool | None = None
+        #: The version of the latest deletion the watch delivered per key, so that a freshness wait for a
+        #: version that was then deleted ends (the object is gone, and newer than what was waited for).
+        self._deleted: dict[Key, str] = {}
 
     # --- the loop's side -----------------------------------------------------------------------------
 
@@ -54,9 +61,14 @@ class TargetStore:
             self._by_namespace.setdefault(key[0], {})[key[1]] = obj
             self._changed.notify_all()
 
-    def remove(self, key: Key) -> None:
+    def remove(self, key: Key, version: str = "") -> None:
         with self._changed:
             self._objects.pop(key, None)
+            if version:
+                self._deleted.pop(key, None)
+                self._deleted[key] = version
+                if len(self._deleted) > DELETIONS_KEPT:
+                    del self._deleted[next(iter(self._deleted))]  # the oldest deletion
             names = self._by_namespace.get(key[0])
             if names is not None:
                 names.pop(key[1], None)
@@ -65,6 +77,11 @@ class TargetStore:
             self._changed.notify_all()
 
     # --- readers -------------------------------------------------------------------------------------
+
+    def deleted_version(self, key: Key) -> str:
+        """The version of the latest deletion of ``key`` the watch delivered ("" if none is known)."""
+        with self._changed:
+            return self._deleted.get(key, "")
 
     def get(self, key: Key) -> Wire | None:
         with self._changed:

@@ -224,7 +224,7 @@ class ResourceWatch:
         if kind != DELETED and old is not None and resource_version(old) == resource_version(obj):
             return resource_version(obj) or None  # seen already (a replayed event): not a change
         if kind == DELETED:
-            self.store.remove(key)
+            self.store.remove(key, resource_version(obj))
         else:
             self.store.put(key, obj)
         # The stream's ADDED for an object already known (a resumed watch) is a modification.
