@@ -9,8 +9,10 @@ import asyncio
 import json
 import time
 import urllib.request
+from functools import partial
 
 import pytest
+from temporalio.client import Client
 
 from activities.service_status import INVALID_SPEC
 from router_core.kube import HTTPROUTE
@@ -61,7 +63,7 @@ async def invalid_spec_message(stack: Stack, name: str) -> str | None:
 
 
 async def test_with_malformed_services_present_a_good_services_deleted_route_is_recreated_within_2s(
-    temporal,
+    temporal: Client,
 ) -> None:
     async with running_stack(temporal, watcher=True) as stack:
         bad = malformed(stack.namespace)
@@ -77,7 +79,7 @@ async def test_with_malformed_services_present_a_good_services_deleted_route_is_
 
         await until(routed, "the good services' routes")
         for name in ("deep-config", "deep-adapters"):
-            message = await until(lambda n=name: invalid_spec_message(stack, n), f"{name} InvalidSpec")
+            message = await until(partial(invalid_spec_message, stack, name), f"{name} InvalidSpec")
             assert f"nested deeper than {MAX_DEPTH} levels" in message, message
             assert "\n" not in message
         assert "spec.model.lora.adapters" in await until(
