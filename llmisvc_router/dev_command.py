@@ -134,7 +134,7 @@ def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
     command = [found, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
     command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch", "--log-level", "warn"]
     for key in search_attributes.ALL:  # so the UI can filter services by namespace, readiness, outcome
-        command += ["--search-attribute", f"{key.name}=Keyword"]
+        command += ["--search-attribute", f"{key.name}={search_attributes.cli_type(key)}"]
     # The OTEL_* variables configure our tracing; the server reads them too and refuses some (console).
     env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)

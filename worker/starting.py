@@ -17,17 +17,19 @@ from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 
 async def search_attributes_registered(client: Client) -> bool:
-    """True when the namespace has every custom search attribute the workflow sets.
+    """True when the namespace has every custom search attribute the workflow sets, with its type.
 
-    Setting one that is not registered fails the workflow task, so a workflow only sets them when its
-    starter found them registered (``llmisvc-router register-search-attributes`` adds them)."""
+    Setting one that is not registered, or registered with another type, fails the workflow task, so a
+    workflow only sets them when its starter found them registered (``llmisvc-router
+    register-search-attributes`` adds them)."""
     try:
         listed = await client.operator_service.list_search_attributes(
             ListSearchAttributesRequest(namespace=client.namespace)
         )
     except RPCError:
         return False
-    return all(key.name in listed.custom_attributes for key in search_attributes.ALL)
+    registered = listed.custom_attributes
+    return all(registered.get(key.name) == key.indexed_value_type.value for key in search_attributes.ALL)
 
 
 class WorkflowStarter:
