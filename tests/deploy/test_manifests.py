@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-KUSTOMIZATIONS = ["deploy", "deploy/overlays/temporal-cloud"]
+KUSTOMIZATIONS = ["deploy", "deploy/overlays/temporal-cloud", "deploy/overlays/namespaced"]
 KUBERNETES_VERSION = "1.32.0"
 
 
