@@ -171,7 +171,7 @@ class Handler(BaseHTTPRequestHandler):
             if not info.is_resource:
                 response = _nonresource(app, info.path)
             else:
-                rule = app.faults.evaluate(info)
+                rule = app.faults.evaluate(info, self.headers.get("User-Agent", ""))
                 error = _before(app, rule)
                 if error is not None and not (rule is not None and rule.commit and info.is_write):
                     raise error

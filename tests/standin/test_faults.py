@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin.faults import FaultInjector, FaultRule
@@ -55,6 +56,16 @@ def test_a_probabilistic_rule_fires_for_some_requests_only():
     info = parse("GET", "/api/v1/namespaces/default/configmaps/a", watch=False)
     fired = sum(injector.evaluate(info) is not None for _ in range(200))
     assert 60 < fired < 140
+
+
+def test_a_rule_spares_the_user_agents_it_excludes(standin):
+    standin.faults.inject(verb="list", status=500, exclude_user_agent="standin-, spared")
+    spared = client.CoreV1Api(standin.api_client("spared-test"))
+    hit = client.CoreV1Api(standin.api_client("someone-else"))
+    spared.list_namespace()
+    with pytest.raises(ApiException) as exc:
+        hit.list_namespace()
+    assert exc.value.status == 500
 
 
 def test_a_committed_write_is_stored_even_though_the_client_is_told_it_failed(standin, custom):
