@@ -154,3 +154,9 @@ def test_a_no_op_reconcile_pass_can_be_asserted_to_write_nothing(standin, custom
     custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")
     assert standin.counter.writes() == 0
     eventually(lambda: standin.counter.count(verb="get") == 1)
+
+
+def test_the_request_log_names_the_object_a_create_stored(standin, core):
+    core.create_namespaced_config_map("default", configmap("made-by-post"))
+    [record] = standin.counter.records(verb="create", resource="configmaps")
+    assert record.name == "made-by-post"
