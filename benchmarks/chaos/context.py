@@ -23,13 +23,32 @@ class Scale:
     malformed: int
     watch_chaos: float  # seconds of watch cuts and compactions
     crd_missing: float  # seconds the InferencePool CRDs stay removed
-    timeout: float  # the longest any convergence is waited for
+    timeout: float  # the longest a first convergence is waited for
+    recovery_timeout: float  # the longest a convergence after a fault is waited for (past it: "none")
 
 
-FULL = Scale("full", services=50, fault_window=120, kills=10, malformed=44, watch_chaos=60, crd_missing=30,
-             timeout=300)  # fmt: skip
-REDUCED = Scale("reduced", services=10, fault_window=40, kills=5, malformed=40, watch_chaos=15, crd_missing=10,
-                timeout=60)  # fmt: skip
+FULL = Scale(
+    "full",
+    services=50,
+    fault_window=120,
+    kills=10,
+    malformed=44,
+    watch_chaos=60,
+    crd_missing=30,
+    timeout=300,
+    recovery_timeout=120,
+)
+REDUCED = Scale(
+    "reduced",
+    services=10,
+    fault_window=30,
+    kills=3,
+    malformed=40,
+    watch_chaos=15,
+    crd_missing=10,
+    timeout=60,
+    recovery_timeout=30,
+)
 SCALES = {s.name: s for s in (FULL, REDUCED)}
 
 
@@ -51,10 +70,15 @@ class Stack:
 
 
 class Context:
-    def __init__(self, workdir: Path, scale: Scale) -> None:
-        self.workdir, self.scale = workdir, scale
+    """``share=True`` (the reduced suite in ``make test``): scenarios that need one worker and one watcher
+    run on one stand-in and one pair of processes, each in its own namespace, to save the start-up of a
+    stack per scenario; a scenario that kills for good or needs more processes still gets its own."""
+
+    def __init__(self, workdir: Path, scale: Scale, share: bool = False) -> None:
+        self.workdir, self.scale, self.share = workdir, scale, share
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._temporal: TemporalServer | None = None
+        self._shared: tuple[Standin, list[Proc]] | None = None
 
     def temporal(self) -> TemporalServer:
         if self._temporal is None:
@@ -68,37 +92,79 @@ class Context:
         return server
 
     def close(self) -> None:
+        if self._shared is not None:
+            for p in self._shared[1]:
+                p.stop()
+            self._shared[0].proc.stop()
         if self._temporal is not None:
             self._temporal.proc.stop()
 
-    @contextlib.contextmanager
-    def stack(self, label: str, workers: int = 1, watchers: int = 1, own_temporal: bool = False) -> Iterator[Stack]:
-        """A fresh stand-in (seeded), ``workers`` workers and ``watchers`` watchers for one scenario."""
-        directory = self.workdir / label
-        directory.mkdir(parents=True, exist_ok=True)
-        temporal = self.new_temporal(directory) if own_temporal else self.temporal()
-        standin = Standin(directory, label).start()
-        namespace = f"chaos-{label}".replace("_", "-")[:60]
-        fleet = Fleet.on(standin.url, namespace)
-        fleet.seed()
+    def _processes(
+        self,
+        directory: Path,
+        temporal: TemporalServer,
+        standin: Standin,
+        label: str,
+        workers: int,
+        watchers: int,
+        namespaces: list[str],
+    ) -> list[Proc]:
         queue = f"chaos-{label}-{int(time.time())}"
 
         def proc(command: str, i: int) -> Proc:
-            return product(command, f"{command}-{i}", directory, temporal, standin, queue, [namespace])
+            return product(command, f"{command}-{i}", directory, temporal, standin, queue, namespaces)
 
         procs = [proc("worker", i) for i in range(workers)] + [proc("watch", i) for i in range(watchers)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.wait_for_line(READY_LINES[p.argv[-1]])
+        return procs
+
+    def _shared_stack(self) -> tuple[Standin, list[Proc]]:
+        if self._shared is None:
+            directory = self.workdir / "shared"
+            directory.mkdir(parents=True, exist_ok=True)
+            standin = Standin(directory, "shared").start()
+            Fleet.on(standin.url, "").seed_cluster()
+            self._shared = (standin, self._processes(directory, self.temporal(), standin, "shared", 1, 1, []))
+        standin, procs = self._shared
+        for p in procs:
+            if not p.alive():  # a scenario killed it and left it down: a Deployment would restart it
+                p.start().wait_for_line(READY_LINES[p.argv[-1]])
+        return self._shared
+
+    @contextlib.contextmanager
+    def stack(
+        self, label: str, workers: int = 1, watchers: int = 1, own_temporal: bool = False
+    ) -> Iterator[Stack]:
+        """A seeded namespace with ``workers`` workers and ``watchers`` watchers for one scenario."""
+        namespace = f"chaos-{label}".replace("_", "-")[:60]
+        shared = self.share and workers == 1 and watchers == 1
+        directory = self.workdir / label
+        directory.mkdir(parents=True, exist_ok=True)
+        fresh_temporal = own_temporal and not shared
+        temporal = self.new_temporal(directory) if fresh_temporal else self.temporal()
+        procs: list[Proc] = []
+        if shared:
+            standin, procs = self._shared_stack()
+        else:
+            standin = Standin(directory, label).start()
+            Fleet.on(standin.url, "").seed_cluster()
+        fleet = Fleet.on(standin.url, namespace)
+        fleet.seed()
         auditor = Auditor(fleet.control)
         try:
-            for p in procs:
-                p.start()
-            for p in procs:
-                p.wait_for_line(READY_LINES[p.argv[-1]])
+            if not shared:
+                procs = self._processes(directory, temporal, standin, label, workers, watchers, [namespace])
             auditor.start()
             yield Stack(label, temporal, standin, fleet, procs[:workers], procs[workers:], auditor)
         finally:
             auditor.stop()
-            for p in procs:
-                p.stop()
-            standin.proc.stop()
-            if own_temporal:
+            fleet.control.clear_faults()
+            if not shared:
+                for p in procs:
+                    p.stop()
+                standin.proc.stop()
+            if fresh_temporal:
                 temporal.proc.stop()

@@ -59,7 +59,11 @@ def user_route(name: str, namespace: str) -> Obj:
 
 
 def conditions(svc: Obj) -> dict[str, Obj]:
-    return {c.get("type"): c for c in (svc.get("status") or {}).get("conditions") or [] if isinstance(c, dict)}
+    return {
+        str(c.get("type")): c
+        for c in (svc.get("status") or {}).get("conditions") or []
+        if isinstance(c, dict)
+    }
 
 
 def is_converged(svc: Obj) -> bool:
@@ -106,7 +110,9 @@ class Auditor(threading.Thread):
                 continue
             self._seen.add(key)
             if not str(r["user_agent"]).startswith(NOT_PRODUCT):
-                self.writes.append(Write(r["verb"], r["resource"], r["namespace"], r["name"], r["code"], r["time"]))
+                self.writes.append(
+                    Write(r["verb"], r["resource"], r["namespace"], r["name"], r["code"], r["time"])
+                )
 
     def stop(self) -> list[Write]:
         self._halt.set()
@@ -128,29 +134,58 @@ class Fleet:
     def on(cls, url: str, namespace: str) -> Fleet:
         return cls(Kube(url), ControlClient(url), namespace)
 
+    def seed_cluster(self) -> None:
+        """What every namespace shares: KServe's namespace, the GatewayClass and the ingress Gateway."""
+        self.kube.create("Namespace", {"metadata": {"name": SYSTEM}})
+        self.kube.create(
+            "GatewayClass",
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "GatewayClass",
+                "metadata": {"name": "standin"},
+                "spec": {"controllerName": "gateway.standin.local/controller"},
+            },
+        )
+        self.kube.create(
+            "Gateway",
+            {
+                "apiVersion": "gateway.networking.k8s.io/v1",
+                "kind": "Gateway",
+                "metadata": {"name": "kserve-ingress-gateway", "namespace": SYSTEM},
+                "spec": {
+                    "gatewayClassName": "standin",
+                    "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
+                },
+            },
+        )
+        self._sentinels("kube-system")
+
     def seed(self) -> None:
-        for name in (SYSTEM, self.namespace):
-            self.kube.create("Namespace", {"metadata": {"name": name}})
-        self.kube.create("GatewayClass", {
-            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
-            "metadata": {"name": "standin"}, "spec": {"controllerName": "gateway.standin.local/controller"},
-        })  # fmt: skip
-        self.kube.create("Gateway", {
-            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-            "metadata": {"name": "kserve-ingress-gateway", "namespace": SYSTEM},
-            "spec": {"gatewayClassName": "standin", "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}]},
-        })  # fmt: skip
-        for namespace in (self.namespace, "kube-system"):
-            self.kube.create("HTTPRoute", user_route("team-route", namespace))
-            self.kube.create("Service", {
-                "apiVersion": "v1", "kind": "Service", "metadata": {"name": "team-service", "namespace": namespace},
+        """This fleet's namespace, with a team's own route and Service in it."""
+        self.kube.create("Namespace", {"metadata": {"name": self.namespace}})
+        self._sentinels(self.namespace)
+
+    def _sentinels(self, namespace: str) -> None:
+        self.kube.create("HTTPRoute", user_route("team-route", namespace))
+        self.kube.create(
+            "Service",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "team-service", "namespace": namespace},
                 "spec": {"ports": [{"port": 80}]},
-            })  # fmt: skip
+            },
+        )
 
     def create(self, names: list[str], **spec: Any) -> None:
         self.names += [n for n in names if n not in self.names]
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda n: self.kube.create("LLMInferenceService", service(n, self.namespace, **spec)), names))
+            list(
+                pool.map(
+                    lambda n: self.kube.create("LLMInferenceService", service(n, self.namespace, **spec)),
+                    names,
+                )
+            )
 
     def services(self) -> dict[str, Obj]:
         return {s["metadata"]["name"]: s for s in self.kube.list("LLMInferenceService", self.namespace)}
@@ -159,7 +194,9 @@ class Fleet:
         wanted = set(self.names if names is None else names)
         return {n for n, s in self.services().items() if n in wanted and is_converged(s)}
 
-    def wait_converged(self, names: list[str] | None = None, timeout: float = 120.0, since: float | None = None) -> float | None:
+    def wait_converged(
+        self, names: list[str] | None = None, timeout: float = 120.0, since: float | None = None
+    ) -> float | None:
         """Seconds from ``since`` (default now) until every service is converged, polled every 0.2 s;
         None if they were not within ``timeout`` seconds of the call."""
         wanted = set(self.names if names is None else names)
@@ -176,16 +213,29 @@ class Fleet:
         targets = self.names if names is None else names
         stamp = tag or f"{time.time():.3f}"
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda n: self.kube.patch("LLMInferenceService", self.namespace, n,
-                                                   {"spec": {"model": {"name": f"chaos/{n}-{stamp}"}}}), targets))  # fmt: skip
+            list(
+                pool.map(
+                    lambda n: self.kube.patch(
+                        "LLMInferenceService",
+                        self.namespace,
+                        n,
+                        {"spec": {"model": {"name": f"chaos/{n}-{stamp}"}}},
+                    ),
+                    targets,
+                )
+            )
 
     def foreign(self, writes: list[Write]) -> list[Write]:
         """The writes to objects the product does not own (see the module docstring)."""
         found = []
         for w in writes:
-            if w.resource in ("events",):
-                continue  # Events about its own services (their regarding object is not in the path)
-            owner = next((n for n in self.names if w.name == n or w.name in (n + s for s in OWN_SUFFIXES)), None)
+            if w.resource == "events":
+                continue  # Events about its own services (the object they regard is not in the path)
+            if w.namespace != self.namespace and w.namespace.startswith("chaos-"):
+                continue  # another scenario's namespace (the reduced suite shares one stand-in)
+            owner = next(
+                (n for n in self.names if w.name == n or w.name in (n + s for s in OWN_SUFFIXES)), None
+            )
             in_window = any(
                 r == w.resource and ns == w.namespace and n == w.name and start <= w.time <= end
                 for r, ns, n, start, end in self.foreign_windows

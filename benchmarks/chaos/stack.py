@@ -129,15 +129,15 @@ class TemporalServer:
             [str(TEMPORAL), "operator", "cluster", "health", "--address", self.address],
             capture_output=True,
             timeout=10,
+            check=False,
         )
         return result.returncode == 0
 
     def register_search_attributes(self, log: Path) -> None:
         env = {**os.environ, "TEMPORAL_ADDRESS": self.address, "TEMPORAL_NAMESPACE": "default"}
         with log.open("ab") as out:
-            subprocess.run(
-                [str(ROUTER), "register-search-attributes"], stdout=out, stderr=out, env=env, timeout=60
-            )
+            command = [str(ROUTER), "register-search-attributes"]
+            subprocess.run(command, stdout=out, stderr=out, env=env, timeout=60, check=False)
 
 
 class Standin:
@@ -163,8 +163,15 @@ class Standin:
         return self
 
 
-def product(command: str, label: str, workdir: Path, temporal: TemporalServer, standin: Standin,
-            task_queue: str, namespaces: list[str]) -> Proc:  # fmt: skip
+def product(
+    command: str,
+    label: str,
+    workdir: Path,
+    temporal: TemporalServer,
+    standin: Standin,
+    task_queue: str,
+    namespaces: list[str],
+) -> Proc:
     """``llmisvc-router <command>`` wired to this run's Temporal server and stand-in."""
     env = {
         "TEMPORAL_ADDRESS": temporal.address,
