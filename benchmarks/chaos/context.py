@@ -50,6 +50,7 @@ REDUCED = Scale(
     recovery_timeout=30,
 )
 SCALES = {s.name: s for s in (FULL, REDUCED)}
+SHARED_QUEUE = f"chaos-shared-{int(time.time())}"
 
 
 @dataclass
@@ -99,22 +100,10 @@ class Context:
         if self._temporal is not None:
             self._temporal.proc.stop()
 
-    def _processes(
-        self,
-        directory: Path,
-        temporal: TemporalServer,
-        standin: Standin,
-        label: str,
-        workers: int,
-        watchers: int,
-        namespaces: list[str],
-    ) -> list[Proc]:
-        queue = f"chaos-{label}-{int(time.time())}"
-
-        def proc(command: str, i: int) -> Proc:
-            return product(command, f"{command}-{i}", directory, temporal, standin, queue, namespaces)
-
-        procs = [proc("worker", i) for i in range(workers)] + [proc("watch", i) for i in range(watchers)]
+    def _processes(self, directory: Path, temporal: TemporalServer, standin: Standin, queue: str,
+                   commands: list[tuple[str, str]], namespaces: list[str]) -> list[Proc]:  # fmt: skip
+        """Start ``(command, label)`` processes and wait until each serves."""
+        procs = [product(c, label, directory, temporal, standin, queue, namespaces) for c, label in commands]
         for p in procs:
             p.start()
         for p in procs:
@@ -127,7 +116,11 @@ class Context:
             directory.mkdir(parents=True, exist_ok=True)
             standin = Standin(directory, "shared").start()
             Fleet.on(standin.url, "").seed_cluster()
-            self._shared = (standin, self._processes(directory, self.temporal(), standin, "shared", 1, 1, []))
+            pair = [("worker", "worker-0"), ("watch", "watch-0")]
+            self._shared = (
+                standin,
+                self._processes(directory, self.temporal(), standin, SHARED_QUEUE, pair, []),
+            )
         standin, procs = self._shared
         for p in procs:
             if not p.alive():  # a scenario killed it and left it down: a Deployment would restart it
@@ -138,33 +131,39 @@ class Context:
     def stack(
         self, label: str, workers: int = 1, watchers: int = 1, own_temporal: bool = False
     ) -> Iterator[Stack]:
-        """A seeded namespace with ``workers`` workers and ``watchers`` watchers for one scenario."""
+        """A seeded namespace with ``workers`` workers and ``watchers`` watchers for one scenario (shared:
+        the shared pair plus what more the scenario asks for, stopped after it)."""
         namespace = f"chaos-{label}".replace("_", "-")[:60]
-        shared = self.share and workers == 1 and watchers == 1
         directory = self.workdir / label
         directory.mkdir(parents=True, exist_ok=True)
-        fresh_temporal = own_temporal and not shared
+        fresh_temporal = own_temporal and not self.share
         temporal = self.new_temporal(directory) if fresh_temporal else self.temporal()
-        procs: list[Proc] = []
-        if shared:
-            standin, procs = self._shared_stack()
+        if self.share:
+            standin, pair = self._shared_stack()
+            queue, namespaces = SHARED_QUEUE, []
         else:
-            standin = Standin(directory, label).start()
+            standin, pair = Standin(directory, label).start(), []
             Fleet.on(standin.url, "").seed_cluster()
+            queue, namespaces = f"chaos-{label}-{int(time.time())}", [namespace]
         fleet = Fleet.on(standin.url, namespace)
         fleet.seed()
+        have_workers, have_watchers = pair[:1], pair[1:]
+        wanted = [("worker", f"worker-{i}") for i in range(len(have_workers), workers)]
+        wanted += [("watch", f"watch-{i}") for i in range(len(have_watchers), watchers)]
         auditor = Auditor(fleet.control)
+        extra: list[Proc] = []
         try:
-            if not shared:
-                procs = self._processes(directory, temporal, standin, label, workers, watchers, [namespace])
+            extra = self._processes(directory, temporal, standin, queue, wanted, namespaces)
             auditor.start()
-            yield Stack(label, temporal, standin, fleet, procs[:workers], procs[workers:], auditor)
+            all_workers = have_workers + [p for p in extra if p.argv[-1] == "worker"]
+            all_watchers = have_watchers + [p for p in extra if p.argv[-1] == "watch"]
+            yield Stack(label, temporal, standin, fleet, all_workers, all_watchers, auditor)
         finally:
             auditor.stop()
             fleet.control.clear_faults()
-            if not shared:
-                for p in procs:
-                    p.stop()
+            for p in extra:
+                p.stop()
+            if not self.share:
                 standin.proc.stop()
             if fresh_temporal:
                 temporal.proc.stop()
