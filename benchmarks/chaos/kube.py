@@ -24,6 +24,7 @@ KINDS = {
     "GatewayClass": ("apis/gateway.networking.k8s.io/v1", "gatewayclasses"),
     "InferencePool": ("apis/inference.networking.k8s.io/v1", "inferencepools"),
     "Service": ("api/v1", "services"),
+    "ConfigMap": ("api/v1", "configmaps"),
     "Namespace": ("api/v1", "namespaces"),
 }
 CLUSTER_SCOPED = {"GatewayClass", "Namespace"}

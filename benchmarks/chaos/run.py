@@ -17,7 +17,13 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.chaos import scenarios_crash, scenarios_faults, scenarios_input, scenarios_ownership
+from benchmarks.chaos import (
+    scenarios_crash,
+    scenarios_faults,
+    scenarios_history,
+    scenarios_input,
+    scenarios_ownership,
+)
 from benchmarks.chaos.context import SCALES, Context
 from benchmarks.chaos.report import Result, table, write_json
 
@@ -36,6 +42,7 @@ SCENARIOS: dict[str, Scenario] = {
     "replaced_route": scenarios_ownership.replaced_route,
     "recreated_service": scenarios_ownership.recreated_service,
     "fuzzed_signals": scenarios_input.fuzzed_signals,
+    "history_secrets": scenarios_history.history_secrets,
     "malformed_services": scenarios_input.malformed_services,
 }
 
