@@ -2,10 +2,11 @@
 
 A rule matches on verb / resource (plural, optionally group) / namespace / name / subresource and
 fires ``times`` times (``None``: forever) with a ``probability``; ``exclude_user_agent`` (comma-separated
-User-Agent prefixes) spares some clients, e.g. the simulated controllers and a test's own requests. Firing can add a ``delay``, ``hang``
-until :meth:`FaultInjector.release`, answer a ``status`` code (429 carries ``Retry-After``), optionally
-after storing the write (``commit=True``: a real server can fail after committing), or end a watch
-stream after ``drop_watch_after`` events. Rules are plain data so they cross process boundaries as JSON.
+User-Agent prefixes) spares some clients, e.g. the simulated controllers and a test's own requests.
+Firing can add a ``delay``, ``hang`` until :meth:`FaultInjector.release`, answer a ``status`` code
+(429 carries ``Retry-After``), optionally after storing the write (``commit=True``: a real server can
+fail after committing), or end a watch stream after ``drop_watch_after`` events. Rules are plain data
+so they cross process boundaries as JSON.
 """
 
 from __future__ import annotations
