@@ -1,4 +1,4 @@
-"""``make chaos``: every scenario against the real processes, a JSON report and a summary table.
+"""The chaos suite (make chaos): every scenario against the real processes, a JSON report, a table.
 
     .venv/bin/python -m benchmarks.chaos.run [--scale full|reduced] [--only NAME ...] [--json FILE]
 
@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, help="logs and db files (default: a new temporary directory)")
     parser.add_argument(
-        "--share", action="store_true", help="one stand-in and process pair for the scenarios that allow it"
+        "--share",
+        action="store_true",
+        help="one stand-in and worker/watcher pair for all, each scenario in a namespace (as make test)",
     )
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="chaos-"))
