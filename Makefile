@@ -21,7 +21,7 @@ test: bootstrap
 	@scripts/ensure-chromium
 	$(VENV)/pytest -q
 
-## chaos: faults, crashes and hostile input against the real processes (50 services; ~20 min); prints a
+## chaos: faults, crashes and hostile input against the real processes (50 services; ~15 min); prints a
 ## summary table, writes test-artifacts/chaos-report.json; exit 1 when a target is missed
 chaos: bootstrap
 	nice -n 10 $(VENV)/python -m benchmarks.chaos.run --scale full --json test-artifacts/chaos-report.json

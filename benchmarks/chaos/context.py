@@ -104,23 +104,31 @@ class Context:
                    commands: list[tuple[str, str]], namespaces: list[str]) -> list[Proc]:  # fmt: skip
         """Start ``(command, label)`` processes and wait until each serves."""
         procs = [product(c, label, directory, temporal, standin, queue, namespaces) for c, label in commands]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.wait_for_line(READY_LINES[p.argv[-1]])
+        try:
+            for p in procs:
+                p.start()
+            for p in procs:
+                p.wait_for_line(READY_LINES[p.argv[-1]])
+        except BaseException:
+            for p in procs:
+                p.stop()
+            raise
         return procs
 
     def _shared_stack(self) -> tuple[Standin, list[Proc]]:
         if self._shared is None:
             directory = self.workdir / "shared"
             directory.mkdir(parents=True, exist_ok=True)
-            standin = Standin(directory, "shared").start()
-            Fleet.on(standin.url, "").seed_cluster()
-            pair = [("worker", "worker-0"), ("watch", "watch-0")]
-            self._shared = (
-                standin,
-                self._processes(directory, self.temporal(), standin, SHARED_QUEUE, pair, []),
-            )
+            standin = Standin(directory, "shared")
+            try:
+                standin.start()
+                Fleet.on(standin.url, "").seed_cluster()
+                pair = [("worker", "worker-0"), ("watch", "watch-0")]
+                procs = self._processes(directory, self.temporal(), standin, SHARED_QUEUE, pair, [])
+            except BaseException:
+                standin.proc.stop()
+                raise
+            self._shared = (standin, procs)
         standin, procs = self._shared
         for p in procs:
             if not p.alive():  # a scenario killed it and left it down: a Deployment would restart it
@@ -137,33 +145,34 @@ class Context:
         directory = self.workdir / label
         directory.mkdir(parents=True, exist_ok=True)
         fresh_temporal = own_temporal and not self.share
-        temporal = self.new_temporal(directory) if fresh_temporal else self.temporal()
-        if self.share:
-            standin, pair = self._shared_stack()
-            queue, namespaces = SHARED_QUEUE, []
-        else:
-            standin, pair = Standin(directory, label).start(), []
-            Fleet.on(standin.url, "").seed_cluster()
-            queue, namespaces = f"chaos-{label}-{int(time.time())}", [namespace]
-        fleet = Fleet.on(standin.url, namespace)
-        fleet.seed()
-        have_workers, have_watchers = pair[:1], pair[1:]
-        wanted = [("worker", f"worker-{i}") for i in range(len(have_workers), workers)]
-        wanted += [("watch", f"watch-{i}") for i in range(len(have_watchers), watchers)]
-        auditor = Auditor(fleet.control)
-        extra: list[Proc] = []
-        try:
-            extra = self._processes(directory, temporal, standin, queue, wanted, namespaces)
+        with contextlib.ExitStack() as cleanup:  # whatever started is stopped, however far start-up got
+            temporal = self.new_temporal(directory) if fresh_temporal else self.temporal()
+            if fresh_temporal:
+                cleanup.callback(temporal.proc.stop)
+            if self.share:
+                standin, pair = self._shared_stack()
+                queue, namespaces = SHARED_QUEUE, []
+            else:
+                standin, pair = Standin(directory, label), []
+                cleanup.callback(standin.proc.stop)
+                standin.start()
+                Fleet.on(standin.url, "").seed_cluster()
+                queue, namespaces = f"chaos-{label}-{int(time.time())}", [namespace]
+            fleet = Fleet.on(standin.url, namespace)
+            cleanup.callback(fleet.control.clear_faults)
+            fleet.seed()
+            have_workers, have_watchers = pair[:1], pair[1:]
+            wanted = [("worker", f"worker-{i}") for i in range(len(have_workers), workers)]
+            wanted += [("watch", f"watch-{i}") for i in range(len(have_watchers), watchers)]
+            extra = [product(c, name, directory, temporal, standin, queue, namespaces) for c, name in wanted]
+            for p in extra:
+                cleanup.callback(p.stop)
+                p.start()
+            for p in extra:
+                p.wait_for_line(READY_LINES[p.argv[-1]])
+            auditor = Auditor(fleet.control)
             auditor.start()
+            cleanup.callback(auditor.stop)
             all_workers = have_workers + [p for p in extra if p.argv[-1] == "worker"]
             all_watchers = have_watchers + [p for p in extra if p.argv[-1] == "watch"]
             yield Stack(label, temporal, standin, fleet, all_workers, all_watchers, auditor)
-        finally:
-            auditor.stop()
-            fleet.control.clear_faults()
-            for p in extra:
-                p.stop()
-            if not self.share:
-                standin.proc.stop()
-            if fresh_temporal:
-                temporal.proc.stop()
