@@ -35,7 +35,9 @@ async def test_a_fault_of_the_workflows_own_code_ends_the_pass_marked_pass_faili
         await stack.create_service(NAME)
         handle = await temporal.start_workflow(
             LLMInferenceServiceWorkflow.run,
-            ServiceWorkflowInput(namespace=stack.namespace, name=NAME, search_attributes=True),
+            ServiceWorkflowInput(
+                namespace=stack.namespace, name=NAME, search_attributes=True, drift_attribute=True
+            ),
             id=workflow_id(stack.namespace, NAME),
             task_queue=stack.task_queue,
         )
