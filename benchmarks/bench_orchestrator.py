@@ -41,6 +41,7 @@ from cluster_cache.targets import start_worker_cache
 from router_core import naming
 from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from runtime.environment import environment_from
+from tests import builders as b
 from watcher.runner import run_watcher, stop_cache
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
@@ -67,15 +68,7 @@ def free_port() -> int:
 
 
 def service(name: str) -> Wire:
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "model": {"uri": "hf://facebook/opt-125m", "name": "facebook/opt-125m"},
-            "router": {"route": {}, "gateway": {}, "scheduler": {}},
-        },
-    }
+    return b.service(name, NS, uid=None, generation=None, model=b.model(), router=b.presets())
 
 
 def scheduler_deployment(svc: Wire) -> Wire:

@@ -24,6 +24,7 @@ LLMISVC_API = "serving.kserve.io/v1alpha2"
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 POOL_V1_API = "inference.networking.k8s.io/v1"
 OPT_125M = "hf://facebook/opt-125m"
+ORG_MODEL = "hf://org/model"
 Wire = dict[str, Any]
 
 
@@ -171,14 +172,16 @@ def gateway(
     namespace: str | None = "ns",
     *,
     listeners: list[Wire] | None = None,
-    addresses: list[str] | None = None,
+    addresses: Sequence[str | tuple[str, str]] | None = None,
     programmed: str | None = "True",
     annotations: dict[str, str] | None = None,
     class_name: str = "istio",
+    conditions: list[Wire] | None = None,
     status: bool = True,
 ) -> Wire:
-    """A Gateway with one HTTP listener on port 80, Programmed unless told otherwise; ``status=False``
-    leaves the status out (the body a client creates)."""
+    """A Gateway with one HTTP listener on port 80, Programmed unless told otherwise; ``addresses`` are
+    values or (type, value) pairs; ``conditions`` replace Programmed; ``status=False`` leaves the status out
+    (the body a client creates)."""
     body: Wire = {
         "apiVersion": GATEWAY_API,
         "kind": "Gateway",
@@ -191,8 +194,12 @@ def gateway(
     if status:
         body["status"] = {}
         if addresses:
-            body["status"]["addresses"] = [{"value": a} for a in addresses]
-        if programmed is not None:
+            body["status"]["addresses"] = [
+                {"type": a[0], "value": a[1]} if isinstance(a, tuple) else {"value": a} for a in addresses
+            ]
+        if conditions is not None:
+            body["status"]["conditions"] = conditions
+        elif programmed is not None:
             body["status"]["conditions"] = [
                 {"type": "Programmed", "status": programmed, "reason": "Programmed"}
             ]
@@ -347,7 +354,7 @@ def ingress_config(
 ) -> Wire:
     """KServe's ``inferenceservice-config`` holding ``ingress`` (a ConfigMap without it when ``None``)."""
     data = {"ingress": json.dumps(ingress)} if ingress is not None else {"other": "x"}
-    return configmap(name, namespace, rv="1", **data)
+    return configmap(name, namespace, rv="1") | {"data": data}
 
 
 def crd(group: str, plural: str = "things", versions: tuple[str, ...] = ("v1",)) -> Wire:
