@@ -2,19 +2,16 @@
 
 Every suite builds its objects here (unit, watcher, workflows, integration, stand-in, cache, observability
 and the benchmarks) and keeps only its scenarios. Defaults are the smallest valid object; a keyword set to
-``None`` leaves its field out, so a suite states only what its scenario is about. Derived names and the
-part-of labels come from ``router_core.naming``. Beside this module: ``plans`` (one pass of the planner
-over a snapshot), ``typed`` (pydantic objects for the URL discovery rules) and ``watch`` (watch events).
+``None`` leaves its field out, so a suite states only what its scenario is about. This module holds
+KServe's, the Gateway API's and the InferencePool's objects; beside it: ``kube`` (core objects, CRDs, any
+known type, with the part-of labels of ``router_core.naming``), ``plans`` (one pass of the planner over a
+snapshot), ``typed`` (pydantic objects for the URL discovery rules) and ``watch`` (watch events).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
-
-from router_core import naming
-from router_core.models import kube
 
 NOW = "2026-01-01T00:00:00Z"
 LATER = "2026-01-01T00:05:00Z"
@@ -58,40 +55,6 @@ def metadata(
         ref = {"apiVersion": LLMISVC_API, "kind": owner_kind, "name": owner, "uid": owner_uid}
         meta["ownerReferences"] = [ref | {"controller": controller}]
     return meta
-
-
-def obj(
-    resource: kube.ResourceType,
-    name: str,
-    namespace: str = "ns",
-    *,
-    labels: dict[str, str] | None = None,
-    owner: str | None = None,
-    owner_kind: str = "LLMInferenceService",
-    controller: bool = True,
-    spec: Wire | None = None,
-    rv: str = "1",
-) -> Wire:
-    """Any object of a known type (the namespace is dropped for cluster-scoped types)."""
-    meta = metadata(
-        name,
-        namespace if resource.namespaced else None,
-        rv=rv,
-        labels=labels,
-        owner=owner,
-        owner_kind=owner_kind,
-        controller=controller,
-    )
-    body: Wire = {"apiVersion": resource.api_version, "kind": resource.kind, "metadata": meta}
-    if spec is not None:
-        body["spec"] = spec
-    return body
-
-
-def managed(resource: kube.ResourceType, name: str, owner: str, namespace: str = "ns") -> Wire:
-    """An object the router manages for ``owner``: the part-of and name labels, owned by the service."""
-    labels = {naming.PART_OF_LABEL: naming.PART_OF_VALUE, naming.NAME_LABEL: owner}
-    return obj(resource, name, namespace, labels=labels, owner=owner)
 
 
 # --- LLMInferenceService and its config ---------------------------------------------------------
@@ -295,69 +258,3 @@ def inference_pool(name: str, api_version: str = POOL_V1_API, namespace: str | N
         "metadata": metadata(name, namespace),
         "spec": spec,
     }
-
-
-# --- core objects ---------------------------------------------------------------------------------
-
-
-def k8s_service(
-    name: str,
-    namespace: str | None = "ns",
-    *,
-    labels: dict[str, str] | None = None,
-    ports: Sequence[int] = (80,),
-) -> Wire:
-    """A core/v1 Service (named so to keep it apart from the LLMInferenceService ``service``)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": metadata(name, namespace, labels=labels),
-        "spec": {"ports": [{"port": p} for p in ports]},
-    }
-
-
-def deployment(name: str, replicas: int = 1, namespace: str | None = None) -> Wire:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata(name, namespace),
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "main", "image": "registry.example/app:1"}]},
-            },
-        },
-    }
-
-
-def configmap(
-    name: str,
-    namespace: str | None = None,
-    *,
-    labels: dict[str, str] | None = None,
-    rv: str | None = None,
-    **data: str,
-) -> Wire:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": metadata(name, namespace, rv=rv, labels=labels),
-        "data": data,
-    }
-
-
-def ingress_config(
-    ingress: Wire | None, namespace: str = KSERVE, name: str = "inferenceservice-config"
-) -> Wire:
-    """KServe's ``inferenceservice-config`` holding ``ingress`` (a ConfigMap without it when ``None``)."""
-    data = {"ingress": json.dumps(ingress)} if ingress is not None else {"other": "x"}
-    return configmap(name, namespace, rv="1") | {"data": data}
-
-
-def crd(group: str, plural: str = "things", versions: tuple[str, ...] = ("v1",)) -> Wire:
-    body = obj(kube.CRD, f"{plural}.{group}")
-    body["spec"] = {"group": group, "versions": [{"name": v, "served": True} for v in versions]}
-    return body

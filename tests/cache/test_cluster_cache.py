@@ -18,6 +18,7 @@ from router_core.models.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVIC
 from router_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
 from router_core.world.config import Environment
 from tests import builders as b
+from tests.builders import kube
 
 ENV = Environment()
 NS = "llm"
@@ -30,7 +31,7 @@ def route(name: str) -> dict[str, object]:
 
 
 def service(name: str, labels: dict[str, str] | None = None) -> dict[str, object]:
-    return b.k8s_service(name, NS, labels=labels or {})
+    return kube.k8s_service(name, NS, labels=labels or {})
 
 
 def until(check: Callable[[], bool], what: str, timeout: float = 5.0) -> None:

@@ -19,6 +19,7 @@ from router_core.models.kube import (
 )
 from runtime.environment import environment_from
 from tests import builders as b
+from tests.builders import kube
 
 Wire = dict[str, Any]
 NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
@@ -68,7 +69,7 @@ def ingress_config(ingress_gateway: str) -> Wire:
         "enableGatewayApi": True,
         "kserveIngressGateway": ingress_gateway,
     }
-    return b.configmap("inferenceservice-config", KSERVE_NAMESPACE, ingress=json.dumps(ingress))
+    return kube.configmap("inferenceservice-config", KSERVE_NAMESPACE, ingress=json.dumps(ingress))
 
 
 def scheduler_deployment(svc: Wire) -> Wire:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from kubernetes import client, config, dynamic, watch
 
 from tests import builders as b
+from tests.builders import kube
 
 GATEWAY = ("gateway.networking.k8s.io", "v1")
 T = TypeVar("T")
@@ -86,7 +87,7 @@ def llmisvc(name: str, **spec: Any) -> dict[str, Any]:
 
 
 def configmap(name: str, labels: dict[str, str] | None = None, **data: str) -> dict[str, Any]:
-    return b.configmap(name, labels=labels or {}, **data)
+    return kube.configmap(name, labels=labels or {}, **data)
 
 
 def gateway_class(name: str) -> dict[str, Any]:

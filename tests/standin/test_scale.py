@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.builders import deployment
+from tests.builders.kube import deployment
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.builders import deployment
+from tests.builders.kube import deployment
 
 from .helpers import GATEWAY, gateway, http, llmisvc
 

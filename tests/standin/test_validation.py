@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.builders import deployment, inference_pool
+from tests.builders import inference_pool
+from tests.builders.kube import deployment
 
 from .helpers import GATEWAY, gateway, http, llmisvc, route
 

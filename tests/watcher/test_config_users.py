@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from router_core.models import kube
 from router_core.world.config import Environment
-from tests.builders import KSERVE, obj, service
+from tests.builders import KSERVE, service
+from tests.builders.kube import obj
 from tests.builders.watch import event
 from watcher import mapping
 from watcher.mapping import WatchedWorld

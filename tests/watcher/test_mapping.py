@@ -9,7 +9,8 @@ import pytest
 from router_core.models import kube
 from router_core.world.config import Environment
 from router_core.world.status_merge import merge_status
-from tests.builders import KSERVE, Wire, crd, http_route, ingress_config, managed, obj, service
+from tests.builders import KSERVE, Wire, http_route, service
+from tests.builders.kube import crd, ingress_config, managed, obj
 from tests.builders.watch import event, observed
 from watcher import mapping
 from watcher.mapping import WatchedWorld

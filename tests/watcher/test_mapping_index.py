@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from router_core.models import kube
 from router_core.world.config import Environment
-from tests.builders import KSERVE, Wire, http_route, ingress_config, obj, service
+from tests.builders import KSERVE, Wire, http_route, service
+from tests.builders.kube import ingress_config, obj
 from tests.builders.watch import event, observed
 from watcher import mapping, uses
 from watcher.mapping import WatchedWorld

@@ -10,7 +10,7 @@ from activities.models import ServiceKey
 from router_core import naming
 from router_core.world.config import Environment
 from tests import builders as b
-from tests.builders import Wire
+from tests.builders import Wire, kube
 
 NAMESPACE = "llm"
 NAME = "opt"
@@ -57,4 +57,4 @@ def missing_gateway_reference() -> Wire:
 
 def bad_ingress_config(namespace: str = "kserve") -> Wire:
     """KServe's ``inferenceservice-config`` with an ingress entry that is not JSON: the pass fails."""
-    return b.configmap("inferenceservice-config", namespace, ingress="{not json")
+    return kube.configmap("inferenceservice-config", namespace, ingress="{not json")
