@@ -81,6 +81,31 @@ def deployment(name: str, replicas: int = 1, namespace: str | None = None) -> Wi
     }
 
 
+def scheduler_deployment(svc: Wire) -> Wire:
+    """The scheduler Deployment KServe's workload reconciler would create for ``svc``, owned by it."""
+    meta = svc["metadata"]
+    labels = naming.scheduler_labels(meta["name"])
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(
+            naming.scheduler_name(meta["name"]),
+            meta["namespace"],
+            labels=labels,
+            owner=meta["name"],
+            owner_kind=svc["kind"],
+            owner_uid=meta["uid"],
+        ),
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": dict(labels)},
+                "spec": {"containers": [{"name": "scheduler", "image": "scheduler:latest"}]},
+            },
+        },
+    }
+
+
 def configmap(
     name: str,
     namespace: str | None = None,

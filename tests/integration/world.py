@@ -72,36 +72,6 @@ def ingress_config(ingress_gateway: str) -> Wire:
     return kube.configmap("inferenceservice-config", KSERVE_NAMESPACE, ingress=json.dumps(ingress))
 
 
-def scheduler_deployment(svc: Wire) -> Wire:
-    """The scheduler Deployment KServe's workload reconciler would create, owned by the service."""
-    meta = svc["metadata"]
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": naming.scheduler_name(meta["name"]),
-            "namespace": meta["namespace"],
-            "labels": naming.scheduler_labels(meta["name"]),
-            "ownerReferences": [
-                {
-                    "apiVersion": svc["apiVersion"],
-                    "kind": svc["kind"],
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {
-            "selector": {"matchLabels": naming.scheduler_labels(meta["name"])},
-            "template": {
-                "metadata": {"labels": naming.scheduler_labels(meta["name"])},
-                "spec": {"containers": [{"name": "scheduler", "image": "scheduler:latest"}]},
-            },
-        },
-    }
-
-
 AVAILABLE_DEPLOYMENT_STATUS: Wire = {
     "replicas": 1,
     "readyReplicas": 1,
