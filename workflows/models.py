@@ -50,6 +50,11 @@ class PassSummary(BaseModel):
     drift: int | None = None  # shadow mode: the objects that differ (workflows.drift_report)
 
 
+#: The triggers one pass remembers by their reason (the rest are counted), and the length of a reason.
+MAX_PENDING_REASONS = 32
+MAX_REASON_CHARS = 200
+
+
 class WorkflowState(BaseModel):
     """Carried across continue-as-new; answered by the ``state`` query."""
 
@@ -58,6 +63,7 @@ class WorkflowState(BaseModel):
     last: PassSummary | None = None
     last_error: str | None = None
     pending_reasons: list[str] = Field(default_factory=list)
+    pending_dropped: int = 0  # triggers past MAX_PENDING_REASONS, counted, not kept
     pending_seen: list[SeenVersion] = Field(default_factory=list)  # what the pending triggers saw
     desired_stop: bool | None = None  # a stop/resume signal not carried out yet
     recheck_attempt: int = 0  # capped backoff after a pass that did not reconcile
@@ -68,6 +74,23 @@ class WorkflowState(BaseModel):
     @property
     def ended(self) -> bool:
         return self.gone or self.handed_off is not None
+
+    def add_reason(self, reason: str) -> None:
+        """Note a trigger of the next pass; bounded, so that a flood of signals between two passes cannot
+        grow the state (query answers, continue-as-new input) past a payload's size."""
+        if len(self.pending_reasons) >= MAX_PENDING_REASONS:
+            self.pending_dropped += 1
+            return
+        clipped = reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS] + "…"
+        self.pending_reasons.append(clipped)
+
+    def take_reasons(self) -> list[str]:
+        """The triggers of the pass about to run (the dropped ones as a count), leaving none pending."""
+        reasons = self.pending_reasons
+        if self.pending_dropped:
+            reasons = [*reasons, f"… and {self.pending_dropped} more"]
+        self.pending_reasons, self.pending_dropped = [], 0
+        return reasons
 
 
 class ServiceWorkflowInput(BaseModel):

@@ -148,14 +148,14 @@ class LLMInferenceServiceWorkflow:
     def stop(self, *extra: object) -> None:
         self._warn_ignored("stop", extra)
         self._state.desired_stop = True
-        self._state.pending_reasons.append("stop requested")
+        self._state.add_reason("stop requested")
         self._telemetry.note_trigger()
 
     @workflow.signal(description=descriptions.RESUME)
     def resume(self, *extra: object) -> None:
         self._warn_ignored("resume", extra)
         self._state.desired_stop = False
-        self._state.pending_reasons.append("resume requested")
+        self._state.add_reason("resume requested")
         self._telemetry.note_trigger()
 
     @workflow.query(description=descriptions.STATE)
@@ -178,7 +178,7 @@ class LLMInferenceServiceWorkflow:
             workflow.logger.warning("%s: %s takes no argument; ignored the one sent", self._key, handler)
 
     def _note_trigger(self, signal: ReconcileSignal) -> None:
-        self._state.pending_reasons.append(signal.reason)
+        self._state.add_reason(signal.reason)
         if signal.seen:
             newest = {(s.resource, s.namespace, s.name): s for s in [*self._state.pending_seen, *signal.seen]}
             self._state.pending_seen = list(newest.values())[-MAX_SEEN:]
@@ -203,7 +203,7 @@ class LLMInferenceServiceWorkflow:
                 timeout_summary=descriptions.wait_summary(timeout, self._state.recheck_attempt),
             )
         except TimeoutError:
-            self._state.pending_reasons.append("resync" if self._state.recheck_attempt == 0 else "re-check")
+            self._state.add_reason("resync" if self._state.recheck_attempt == 0 else "re-check")
 
     def _next_check(self) -> timedelta:
         """The resync period after a reconciled pass; a capped, growing backoff after one that was not."""
@@ -215,7 +215,7 @@ class LLMInferenceServiceWorkflow:
 
     async def _reconcile(self) -> PassSummary:
         async with self._lock:
-            reasons, self._state.pending_reasons = self._state.pending_reasons, []
+            reasons = self._state.take_reasons()
             seen, self._state.pending_seen = self._state.pending_seen, []
             before, started = self._state.last, workflow.now()
             with self._telemetry.observe(reasons) as observed:

@@ -1,11 +1,12 @@
 """Fault injection: rules matched against each request that fail, delay, hang or drop it.
 
 A rule matches on verb / resource (plural, optionally group) / namespace / name / subresource /
-User-Agent prefix and fires ``times`` times (``None``: forever) with a ``probability``. Firing can add
-a ``delay``, ``hang`` until :meth:`FaultInjector.release`, answer a ``status`` code (429 carries
-``Retry-After``), optionally after storing the write (``commit=True``: a real server can fail after
-committing), or end a watch stream after ``drop_watch_after`` events. Rules are plain data so they
-cross process boundaries as JSON.
+User-Agent prefix and fires ``times`` times (``None``: forever) with a ``probability``;
+``exclude_user_agent`` (comma-separated User-Agent prefixes) spares some clients, e.g. the simulated
+controllers and a test's own requests. Firing can add a ``delay``, ``hang`` until
+:meth:`FaultInjector.release`, answer a ``status`` code (429 carries ``Retry-After``), optionally after
+storing the write (``commit=True``: a real server can fail after committing), or end a watch stream
+after ``drop_watch_after`` events. Rules are plain data so they cross process boundaries as JSON.
 """
 
 from __future__ import annotations
@@ -43,12 +44,17 @@ class FaultRule:
     drop_watch_after: int | None = None
     drop_abruptly: bool = False
     commit: bool = False
+    exclude_user_agent: str | None = None
     id: str = field(default_factory=lambda: f"fault-{next(_ids)}")
     fired: int = 0
     released: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     def matches(self, info: RequestInfo, user_agent: str = "") -> bool:
         if self.user_agent is not None and not user_agent.startswith(self.user_agent):
+            return False
+        if self.exclude_user_agent and user_agent.startswith(
+            tuple(p.strip() for p in self.exclude_user_agent.split(",") if p.strip())
+        ):
             return False
         if self.verb is not None and info.verb not in {v.strip() for v in self.verb.split(",")}:
             return False

@@ -141,10 +141,10 @@ class Handler(BaseHTTPRequestHandler):
         answer = self._serve(app, info, query, body)
         if answer is not None:
             # Counted before the answer goes out, so a client that reads the counters next sees it.
-            self._record(info, answer.code)
+            self._record(info, answer.code, _created_name(info, answer))
             self._send(answer)
 
-    def _record(self, info: RequestInfo, code: int) -> None:
+    def _record(self, info: RequestInfo, code: int, name: str = "") -> None:
         self.server.app.counter.record(
             RequestRecord(
                 verb=info.verb,
@@ -152,7 +152,7 @@ class Handler(BaseHTTPRequestHandler):
                 resource=info.resource,
                 subresource=info.subresource,
                 namespace=info.namespace or "",
-                name=info.name,
+                name=name or info.name,
                 code=code,
                 method=self.command,
                 path=info.path,
@@ -228,6 +228,14 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(_head(response.code, headers) + data)
         except OSError:
             self.close_connection = True
+
+
+def _created_name(info: RequestInfo, answer: Response) -> str:
+    """The name of an object a create stored (a POST's path has none), so the request log says which
+    object each write touched."""
+    if info.verb != "create" or info.name or answer.code >= 300 or not isinstance(answer.body, dict):
+        return ""
+    return str((answer.body.get("metadata") or {}).get("name") or "")
 
 
 def _head(code: int, headers: dict[str, str]) -> bytes:

@@ -15,7 +15,12 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-KUSTOMIZATIONS = ["deploy", "deploy/overlays/temporal-cloud", "deploy/overlays/payload-encryption"]
+KUSTOMIZATIONS = [
+    "deploy",
+    "deploy/overlays/temporal-cloud",
+    "deploy/overlays/payload-encryption",
+    "deploy/overlays/namespaced",
+]
 KUBERNETES_VERSION = "1.32.0"
 
 

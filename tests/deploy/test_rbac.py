@@ -1,10 +1,16 @@
-"""The RBAC in deploy/ grants exactly what the code calls, both ways.
+"""The RBAC in deploy/ grants exactly what the code calls, both ways, in both shapes.
 
 The activities (driven pass by pass as the workflow drives them) and the watcher run against the API
 stand-in with their own user agents; every resource request they make is mapped to an RBAC
 (apiGroup, resource, verb) and compared with the rules of their ClusterRole, plus the Role on KServe's
 ConfigMap. A permission the code needs but the manifests lack fails the test, and so does one the
 manifests grant but no code uses.
+
+The namespaced shape (``deploy/overlays/namespaced``: ``LLMISVC_ROUTER_NAMESPACES=llm`` and the
+``components/namespaced-rbac`` component) is checked with scopes: the code runs with the overlay's
+namespace list, and each request's namespace must be granted by a Role there (or, for what is read
+cluster-wide, by the small ClusterRole), with no grant left unused and no write or Deployment read
+outside the managed namespaces.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core.planner.plan import Phase
 from router_core.world.config import Environment
+from tests.deploy import rbac_grants
 from watcher.model import ServiceSignal, Tuning
 from watcher.runner import stop_cache, watch_and_signal
 
@@ -122,11 +129,13 @@ def seed(server: StandinApiServer) -> k8s.CustomObjectsApi:
     return custom
 
 
-def exercise_worker(server: StandinApiServer, custom: k8s.CustomObjectsApi) -> None:
+def exercise_worker(
+    server: StandinApiServer, custom: k8s.CustomObjectsApi, namespaces: list[str] | None = None
+) -> None:
     """Create, update (a new model name and pool port change the route, pools and EPP Service), migrate
     to the v1 pool group, stop and resume."""
     api_client = server.api_client(WORKER_AGENT)
-    cache = start_worker_cache(api_client, [], Environment())
+    cache = start_worker_cache(api_client, namespaces or [], Environment())
     try:
         _exercise_worker(server, custom, RouterActivities(KubeClusterApi(api_client), cache, Environment()))
     finally:
@@ -185,7 +194,9 @@ def _exercise_worker(
             assert err.type == INVALID_OBJECT
 
 
-def exercise_watcher(server: StandinApiServer, custom: k8s.CustomObjectsApi) -> None:
+def exercise_watcher(
+    server: StandinApiServer, custom: k8s.CustomObjectsApi, namespaces: list[str] | None = None
+) -> None:
     class Discard:
         async def send(self, signal: ServiceSignal) -> None:
             return None
@@ -195,7 +206,8 @@ def exercise_watcher(server: StandinApiServer, custom: k8s.CustomObjectsApi) -> 
         api_client = server.api_client(WATCHER_AGENT)
         tuning = Tuning(watch_timeout_seconds=5, backoff_first=0.05, debounce_seconds=0.01, sync_timeout=5)
         cache = ClusterCache(api_client, tuning)
-        task = asyncio.create_task(watch_and_signal(cache, Discard(), [], Environment(), stop, tuning))
+        watching = watch_and_signal(cache, Discard(), namespaces or [], Environment(), stop, tuning)
+        task = asyncio.create_task(watching)
         await asyncio.sleep(2)
         stop.set()
         await task
@@ -227,3 +239,54 @@ def test_the_config_role_is_the_union_of_what_both_read() -> None:
         ("", "configmaps", "list"),
         ("", "configmaps", "watch"),
     }
+
+
+# --- the namespaced shape --------------------------------------------------------------------------------
+
+NAMESPACED = "deploy/overlays/namespaced"
+
+
+def managed_namespaces(objects: list[dict[str, object]]) -> list[str]:
+    settings = next(o for o in objects if o["kind"] == "ConfigMap")
+    value = str(settings["data"]["LLMISVC_ROUTER_NAMESPACES"])  # type: ignore[index]
+    return [n for n in value.split(",") if n.strip()]
+
+
+def scoped_calls(agent: str, exercise: object, namespaces: list[str]) -> set[rbac_grants.Grant]:
+    with running_apiserver(crds="all") as server:
+        exercise(server, seed(server), namespaces)  # type: ignore[operator]
+        return rbac_grants.calls(server, agent)
+
+
+def check_namespaced_shape(service_account: str, agent: str, exercise: object) -> None:
+    objects = rbac_grants.render(NAMESPACED)
+    namespaces = managed_namespaces(objects)
+    granted = rbac_grants.grants(objects, service_account)
+    made = scoped_calls(agent, exercise, namespaces)
+    assert {c for c in made if not rbac_grants.allowed(granted, c)} == set(), "calls the RBAC refuses"
+    assert rbac_grants.unused(granted, made) == set(), "grants no call needs"
+    outside = {g for g in granted if g[0] not in (*namespaces, "kserve")}
+    assert not {g for g in outside if g[3] in rbac_grants.WRITE_VERBS}, "a write outside the namespaces"
+    assert not {g for g in outside if g[2] == "deployments"}, "Deployments readable outside the namespaces"
+
+
+def test_the_namespaced_overlay_lists_the_namespaces_it_grants() -> None:
+    objects = rbac_grants.render(NAMESPACED)
+    roles = {o["metadata"]["namespace"] for o in objects if o["kind"] == "Role"} - {"kserve"}
+    assert set(managed_namespaces(objects)) == roles == {"llm"}
+
+
+def test_with_a_namespace_list_the_worker_gets_roles_there_and_only_cluster_reads_elsewhere() -> None:
+    check_namespaced_shape("llmisvc-router-worker", WORKER_AGENT, exercise_worker)
+
+
+def test_with_a_namespace_list_the_watcher_gets_roles_there_and_only_cluster_reads_elsewhere() -> None:
+    check_namespaced_shape("llmisvc-router-watcher", WATCHER_AGENT, exercise_watcher)
+
+
+def test_the_cluster_wide_shape_grants_through_cluster_role_bindings_only_what_the_code_calls() -> None:
+    objects = rbac_grants.render("deploy")
+    granted = rbac_grants.grants(objects, "llmisvc-router-worker")
+    made = scoped_calls(WORKER_AGENT, exercise_worker, [])
+    assert {c for c in made if not rbac_grants.allowed(granted, c)} == set()
+    assert rbac_grants.unused(granted, made) == set()

@@ -70,6 +70,16 @@ def test_a_probabilistic_rule_fires_for_some_requests_only():
     assert 60 < fired < 140
 
 
+def test_a_rule_spares_the_user_agents_it_excludes(standin):
+    standin.faults.inject(verb="list", status=500, exclude_user_agent="standin-, spared")
+    spared = client.CoreV1Api(standin.api_client("spared-test"))
+    hit = client.CoreV1Api(standin.api_client("someone-else"))
+    spared.list_namespace()
+    with pytest.raises(ApiException) as exc:
+        hit.list_namespace()
+    assert exc.value.status == 500
+
+
 def test_a_committed_write_is_stored_even_though_the_client_is_told_it_failed(standin, custom):
     standin.faults.inject(verb="create", resource="httproutes", status=500, commit=True, times=1)
     with pytest.raises(ApiException) as exc:
@@ -156,3 +166,9 @@ def test_a_no_op_reconcile_pass_can_be_asserted_to_write_nothing(standin, custom
     custom.get_namespaced_custom_object(*GATEWAY, "default", "httproutes", "r")
     assert standin.counter.writes() == 0
     eventually(lambda: standin.counter.count(verb="get") == 1)
+
+
+def test_the_request_log_names_the_object_a_create_stored(standin, core):
+    core.create_namespaced_config_map("default", configmap("made-by-post"))
+    [record] = standin.counter.records(verb="create", resource="configmaps")
+    assert record.name == "made-by-post"

@@ -1,0 +1,97 @@
+"""kubectl-like HTTP calls to the API stand-in, by hand: JSON over urllib, a ``chaos`` User-Agent (so the
+stand-in's request log and fault rules can tell the suite from the product), and a few retries on 5xx
+and connection errors, because the faults the suite injects must not trip the suite itself.
+
+Deliberately independent of the product's own client code: the suite measures the product from outside.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+Obj = dict[str, Any]
+AGENT = "chaos-suite"
+
+#: (group path, plural) of the kinds the suite touches.
+KINDS = {
+    "LLMInferenceService": ("apis/serving.kserve.io/v1alpha2", "llminferenceservices"),
+    "HTTPRoute": ("apis/gateway.networking.k8s.io/v1", "httproutes"),
+    "Gateway": ("apis/gateway.networking.k8s.io/v1", "gateways"),
+    "GatewayClass": ("apis/gateway.networking.k8s.io/v1", "gatewayclasses"),
+    "InferencePool": ("apis/inference.networking.k8s.io/v1", "inferencepools"),
+    "Service": ("api/v1", "services"),
+    "ConfigMap": ("api/v1", "configmaps"),
+    "Namespace": ("api/v1", "namespaces"),
+}
+CLUSTER_SCOPED = {"GatewayClass", "Namespace"}
+
+
+class KubeError(Exception):
+    def __init__(self, code: int, body: str) -> None:
+        super().__init__(f"HTTP {code}: {body[:300]}")
+        self.code = code
+
+
+class Kube:
+    def __init__(self, url: str, timeout: float = 30.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+
+    def path(self, kind: str, namespace: str = "", name: str = "") -> str:
+        prefix, plural = KINDS[kind]
+        where = "" if kind in CLUSTER_SCOPED or not namespace else f"/namespaces/{namespace}"
+        return f"{prefix}{where}/{plural}" + (f"/{name}" if name else "")
+
+    def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in range(6):
+            request = urllib.request.Request(f"{self.url}/{path}", data=data, method=method)
+            request.add_header("User-Agent", AGENT)
+            request.add_header("Content-Type", content_type)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read() or b"null")
+            except urllib.error.HTTPError as exc:
+                text = exc.read().decode(errors="replace")
+                if exc.code < 500 or attempt == 5:
+                    raise KubeError(exc.code, text) from None
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if attempt == 5:
+                    raise
+            time.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        try:
+            found: Obj = self.call("GET", self.path(kind, namespace, name))
+        except KubeError as exc:
+            if exc.code == 404:
+                return None
+            raise
+        return found
+
+    def list(self, kind: str, namespace: str = "") -> list[Obj]:
+        return list(self.call("GET", self.path(kind, namespace))["items"])
+
+    def create(self, kind: str, body: Obj) -> Obj:
+        namespace = body["metadata"].get("namespace", "")
+        created: Obj = self.call("POST", self.path(kind, namespace), body)
+        return created
+
+    def patch(self, kind: str, namespace: str, name: str, patch: Obj) -> Obj:
+        path = self.path(kind, namespace, name)
+        patched: Obj = self.call("PATCH", path, patch, "application/merge-patch+json")
+        return patched
+
+    def delete(self, kind: str, namespace: str, name: str) -> bool:
+        try:
+            self.call("DELETE", self.path(kind, namespace, name))
+        except KubeError as exc:
+            if exc.code == 404:
+                return False
+            raise
+        return True
