@@ -38,9 +38,10 @@ from apiserver_standin.server import make_api_client
 from apiserver_standin.testing import running_apiserver_process
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core import naming
 from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from runtime.environment import environment_from
+from tests import builders as b
+from tests.builders import kube
 from watcher.runner import run_watcher, stop_cache
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
@@ -67,38 +68,7 @@ def free_port() -> int:
 
 
 def service(name: str) -> Wire:
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "model": {"uri": "hf://facebook/opt-125m", "name": "facebook/opt-125m"},
-            "router": {"route": {}, "gateway": {}, "scheduler": {}},
-        },
-    }
-
-
-def scheduler_deployment(svc: Wire) -> Wire:
-    meta = svc["metadata"]
-    labels = naming.scheduler_labels(meta["name"])
-    owner = {"apiVersion": svc["apiVersion"], "kind": svc["kind"], "name": meta["name"], "uid": meta["uid"]}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": naming.scheduler_name(meta["name"]),
-            "namespace": NS,
-            "labels": labels,
-            "ownerReferences": [{**owner, "controller": True}],
-        },
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "s", "image": "s"}]},
-            },
-        },
-    }
+    return b.service(name, NS, uid=None, generation=None, model=b.model(), router=b.presets())
 
 
 AVAILABLE = {"replicas": 1, "availableReplicas": 1, "conditions": [{"type": "Available", "status": "True"}]}
@@ -140,7 +110,7 @@ class Cluster:
     def create_service(self, name: str) -> None:
         """The service, then its available scheduler Deployment (the workload reconciler's part)."""
         created = self.kube.create(LLMISVC, service(name))
-        deployment = self.kube.create(DEPLOYMENT, scheduler_deployment(created))
+        deployment = self.kube.create(DEPLOYMENT, kube.scheduler_deployment(created))
         self.kube.replace_status(DEPLOYMENT, {**deployment, "status": AVAILABLE})
 
     def condition(self, name: str, type_: str) -> str | None:

@@ -21,7 +21,9 @@ from activities.kube_api import KubeClusterApi
 from apiserver_standin.control import ControlClient
 from apiserver_standin.server import make_api_client
 from apiserver_standin.testing import StandinProcess, running_apiserver_process
+from router_core import naming
 from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
+from tests import builders as b
 
 Wire = dict[str, Any]
 NS = "bench"
@@ -99,16 +101,9 @@ def peak_rss_mib(pid: int) -> float:
 def service(name: str) -> Wire:
     """A service with a managed route, gateway and scheduler, and model-based routing (so a new model name
     changes its HTTPRoute: the latency probe)."""
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "model": {"uri": "hf://facebook/opt-125m", "name": "facebook/opt-125m"},
-            "annotations": {"serving.kserve.io/model-based-routing-enabled": "true"},
-            "router": {"route": {}, "gateway": {}, "scheduler": {}},
-        },
-    }
+    body = b.service(name, NS, uid=None, generation=None, model=b.model(), router=b.presets())
+    body["spec"]["annotations"] = {"serving.kserve.io/model-based-routing-enabled": "true"}
+    return body
 
 
 class Fleet:
@@ -195,5 +190,5 @@ class Fleet:
                 last, since = now, time.monotonic()
 
     def route_has(self, name: str, text: str) -> bool:
-        route = self.kube.get(HTTPROUTE, NS, f"{name}-kserve-route") or {}
+        route = self.kube.get(HTTPROUTE, NS, naming.route_name(name)) or {}
         return text in str(route.get("spec"))

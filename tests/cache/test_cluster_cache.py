@@ -17,6 +17,8 @@ from cluster_cache.targets import dependent_targets, service_targets, start_work
 from router_core.models.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, ResourceType
 from router_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
 from router_core.world.config import Environment
+from tests import builders as b
+from tests.builders import kube
 
 ENV = Environment()
 NS = "llm"
@@ -25,21 +27,11 @@ TUNING = Tuning(watch_timeout_seconds=5, backoff_first=0.05, backoff_cap=0.5)
 
 
 def route(name: str) -> dict[str, object]:
-    return {
-        "apiVersion": HTTPROUTE.api_version,
-        "kind": "HTTPRoute",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"parentRefs": [{"name": "gw"}]},
-    }
+    return b.http_route(name, NS, parent_refs=[{"name": "gw"}], generation=None, rv=None)
 
 
 def service(name: str, labels: dict[str, str] | None = None) -> dict[str, object]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": name, "namespace": NS, "labels": labels or {}},
-        "spec": {"ports": [{"port": 80}]},
-    }
+    return kube.k8s_service(name, NS, labels=labels or {})
 
 
 def until(check: Callable[[], bool], what: str, timeout: float = 5.0) -> None:

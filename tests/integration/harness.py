@@ -33,6 +33,7 @@ from apiserver_standin.testing import running_apiserver, running_gateway_control
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from tests.builders import kube
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning
@@ -100,7 +101,7 @@ class Stack:
 
     async def make_scheduler_ready(self, name: str) -> None:
         """Do what KServe's workload reconciler and the kubelet would: an available scheduler Deployment."""
-        deployment = await self.create(DEPLOYMENT, world.scheduler_deployment(await self.service(name)))
+        deployment = await self.create(DEPLOYMENT, kube.scheduler_deployment(await self.service(name)))
         await asyncio.to_thread(
             self.kube.replace_status, DEPLOYMENT, {**deployment, "status": world.AVAILABLE_DEPLOYMENT_STATUS}
         )

@@ -21,6 +21,7 @@ from activities.payload_guard import PAYLOAD_BOUND, TOO_LARGE
 from router_core import naming
 from router_core.merge import wellknown
 from router_core.models.kube import CONFIGMAP, DEPLOYMENT, HTTPROUTE, LLMISVC, LLMISVC_CONFIG
+from tests.builders import kube
 from tests.history import recorded_payloads
 from tests.integration import world
 from tests.integration.harness import Handle, Stack, running_stack
@@ -74,7 +75,7 @@ async def plant_secrets(stack: Stack, name: str) -> None:
     await stack.create(LLMISVC_CONFIG, scheduler_preset())
     stack.workflow_ids.add(workflow_id(stack.namespace, name))
     created = await stack.create(LLMISVC, service_with_secrets(name, stack.namespace))
-    deployment = world.scheduler_deployment(created)
+    deployment = kube.scheduler_deployment(created)
     deployment["spec"]["template"]["spec"]["containers"][0]["env"] = env("deployment-env")
     deployment["metadata"]["annotations"] = {LAST_APPLIED: json.dumps({"note": secret("last-applied")})}
     stored = await stack.create(DEPLOYMENT, deployment)

@@ -18,6 +18,8 @@ from router_core.models.kube import (
     ResourceType,
 )
 from runtime.environment import environment_from
+from tests import builders as b
+from tests.builders import kube
 
 Wire = dict[str, Any]
 NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
@@ -38,53 +40,25 @@ def namespace(name: str) -> Wire:
 
 
 def gateway_class() -> Wire:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "GatewayClass",
-        "metadata": {"name": GATEWAY_CLASS},
-        "spec": {"controllerName": CONTROLLER_NAME},
-    }
+    return b.gateway_class(GATEWAY_CLASS, CONTROLLER_NAME)
 
 
 def gateway(name: str = INGRESS_GATEWAY, ns: str = KSERVE_NAMESPACE) -> Wire:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "gatewayClassName": GATEWAY_CLASS,
-            "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
-        },
-    }
+    return b.gateway(name, ns, class_name=GATEWAY_CLASS, status=False)
 
 
 def service(name: str, ns: str, *, router: Wire | None = None, stopped: bool = False) -> Wire:
     """An LLMInferenceService; by default its router is ``{route: {}, gateway: {}, scheduler: {}}``."""
-    meta: Wire = {"name": name, "namespace": ns}
-    if stopped:
-        meta["annotations"] = {"serving.kserve.io/stop": "true"}
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": meta,
-        "spec": {
-            "model": {"uri": "hf://facebook/opt-125m", "name": "facebook/opt-125m"},
-            "router": {"route": {}, "gateway": {}, "scheduler": {}} if router is None else router,
-        },
-    }
+    router = b.presets() if router is None else router
+    return b.service(name, ns, uid=None, generation=None, model=b.model(), router=router, stopped=stopped)
 
 
 def http_route(name: str, ns: str, gateway_name: str, gateway_ns: str) -> Wire:
     """A user's own HTTPRoute, as ``route.http.refs`` names it."""
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "HTTPRoute",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "parentRefs": [{"name": gateway_name, "namespace": gateway_ns}],
-            "rules": [{"backendRefs": [{"name": "my-model-backend", "port": 8000}]}],
-        },
-    }
+    backend = {"backendRefs": [{"name": "my-model-backend", "port": 8000}]}
+    return b.http_route(
+        name, ns, parents=[(gateway_ns, gateway_name)], rules=[backend], generation=None, rv=None
+    )
 
 
 def ingress_config(ingress_gateway: str) -> Wire:
@@ -95,42 +69,7 @@ def ingress_config(ingress_gateway: str) -> Wire:
         "enableGatewayApi": True,
         "kserveIngressGateway": ingress_gateway,
     }
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "inferenceservice-config", "namespace": KSERVE_NAMESPACE},
-        "data": {"ingress": json.dumps(ingress)},
-    }
-
-
-def scheduler_deployment(svc: Wire) -> Wire:
-    """The scheduler Deployment KServe's workload reconciler would create, owned by the service."""
-    meta = svc["metadata"]
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {
-            "name": naming.scheduler_name(meta["name"]),
-            "namespace": meta["namespace"],
-            "labels": naming.scheduler_labels(meta["name"]),
-            "ownerReferences": [
-                {
-                    "apiVersion": svc["apiVersion"],
-                    "kind": svc["kind"],
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {
-            "selector": {"matchLabels": naming.scheduler_labels(meta["name"])},
-            "template": {
-                "metadata": {"labels": naming.scheduler_labels(meta["name"])},
-                "spec": {"containers": [{"name": "scheduler", "image": "scheduler:latest"}]},
-            },
-        },
-    }
+    return kube.configmap("inferenceservice-config", KSERVE_NAMESPACE, ingress=json.dumps(ingress))
 
 
 AVAILABLE_DEPLOYMENT_STATUS: Wire = {

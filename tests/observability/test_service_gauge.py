@@ -11,11 +11,11 @@ from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 
 from router_core.models import kube
 from router_core.world.config import Environment
+from tests import builders as b
+from tests.builders import Wire
 from watcher.mapping import WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED, WatchEvent
 from watcher.service_gauge import SERVICES_METRIC, ServiceGauge, router_ready
-
-Wire = dict[str, Any]
 
 
 def service(name: str, router_ready: str | None = None, *, conditions: Any = None) -> Wire:
@@ -27,12 +27,7 @@ def service(name: str, router_ready: str | None = None, *, conditions: Any = Non
         ]
     if conditions is not None:
         status["conditions"] = conditions
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": {"name": name, "namespace": "llm"},
-        "status": status,
-    }
+    return b.service(name, "llm", uid=None, generation=None, status=status)
 
 
 @pytest.mark.parametrize(

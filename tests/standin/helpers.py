@@ -12,6 +12,9 @@ from typing import Any, TypeVar
 
 from kubernetes import client, config, dynamic, watch
 
+from tests import builders as b
+from tests.builders import kube
+
 GATEWAY = ("gateway.networking.k8s.io", "v1")
 T = TypeVar("T")
 
@@ -64,79 +67,28 @@ def eventually(check: Callable[[], T | None], timeout: float = 5.0, interval: fl
     raise AssertionError(f"condition not met within {timeout}s (last value: {last!r})")
 
 
+# The stand-in's tests create objects in the namespace of the request path: bodies carry no namespace,
+# uid, generation or status (the server sets them), over the one set of builders.
+
+
 def route(
     name: str, gateway: str = "gw", pool_group: str = "inference.networking.k8s.io", pool: str = "pool"
 ) -> dict[str, Any]:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "HTTPRoute",
-        "metadata": {"name": name},
-        "spec": {
-            "parentRefs": [{"name": gateway}],
-            "rules": [{"backendRefs": [{"group": pool_group, "kind": "InferencePool", "name": pool}]}],
-        },
-    }
+    rules = [b.pool_backend(pool, pool_group)]
+    return b.http_route(name, None, parent_refs=[{"name": gateway}], rules=rules, generation=None, rv=None)
 
 
 def gateway(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"name": name},
-        "spec": {
-            "gatewayClassName": "istio",
-            "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}],
-        },
-    }
+    return b.gateway(name, None, status=False)
 
 
 def llmisvc(name: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": {"name": name},
-        "spec": spec or {"model": {"uri": "hf://org/model"}},
-    }
+    return b.service(name, None, uid=None, generation=None, **(spec or {"model": {"uri": b.ORG_MODEL}}))
 
 
 def configmap(name: str, labels: dict[str, str] | None = None, **data: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": labels or {}}, "data": data}
+    return kube.configmap(name, labels=labels or {}, **data)
 
 
 def gateway_class(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "GatewayClass",
-        "metadata": {"name": name},
-        "spec": {"controllerName": "example.com/gateway-controller"},
-    }
-
-
-def pool(name: str, api_version: str = "inference.networking.k8s.io/v1") -> dict[str, Any]:
-    """An InferencePool valid under either CRD (v1 names ``targetPorts``, v1alpha2 ``targetPortNumber``)."""
-    if api_version.endswith("/v1"):
-        spec: dict[str, Any] = {
-            "selector": {"matchLabels": {"app": name}},
-            "targetPorts": [{"number": 8000}],
-            "endpointPickerRef": {"name": f"{name}-epp", "port": {"number": 9002}},
-        }
-    else:
-        spec = {"selector": {"app": name}, "targetPortNumber": 8000, "extensionRef": {"name": f"{name}-epp"}}
-    return {"apiVersion": api_version, "kind": "InferencePool", "metadata": {"name": name}, "spec": spec}
-
-
-def deployment(name: str, replicas: int = 1) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "main", "image": "registry.example/app:1"}]},
-            },
-        },
-    }
+    return b.gateway_class(name, "example.com/gateway-controller")

@@ -10,8 +10,9 @@ from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin import crds
 from apiserver_standin.testing import running_apiserver
+from tests.builders import inference_pool
 
-from .helpers import dynamic_client, gateway_class, http, llmisvc, pool, route
+from .helpers import dynamic_client, gateway_class, http, llmisvc, route
 
 
 def test_discovery_serves_version_core_and_group_documents(standin):
@@ -52,7 +53,7 @@ def test_only_the_selected_project_crds_are_installed():
             )
         assert missing.value.status == 404
         custom.create_namespaced_custom_object(
-            "inference.networking.k8s.io", "v1", "default", "inferencepools", pool("p")
+            "inference.networking.k8s.io", "v1", "default", "inferencepools", inference_pool("p")
         )
 
 

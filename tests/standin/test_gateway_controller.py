@@ -12,8 +12,9 @@ from apiserver_standin.gateway_controller import SimulatedGatewayController
 from apiserver_standin.gateway_status import ControllerConfig, route_parents
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
+from tests.builders import inference_pool
 
-from .helpers import GATEWAY, eventually, gateway, pool, route
+from .helpers import GATEWAY, eventually, gateway, route
 
 V1 = "inference.networking.k8s.io"
 V1ALPHA2 = "inference.networking.x-k8s.io"
@@ -87,9 +88,9 @@ def test_a_backend_pool_group_the_gateway_does_not_accept_is_invalid_kind(contro
 def test_pools_get_a_parent_per_gateway_whose_routes_use_them(standin, custom):
     with running_gateway_controller(standin) as ctl:  # both pool groups accepted
         ctl.wait_synced()
-        custom.create_namespaced_custom_object(V1, "v1", "default", "inferencepools", pool("pool"))
+        custom.create_namespaced_custom_object(V1, "v1", "default", "inferencepools", inference_pool("pool"))
         custom.create_namespaced_custom_object(
-            V1ALPHA2, "v1alpha2", "default", "inferencepools", pool("pool", f"{V1ALPHA2}/v1alpha2")
+            V1ALPHA2, "v1alpha2", "default", "inferencepools", inference_pool("pool", f"{V1ALPHA2}/v1alpha2")
         )
         custom.create_namespaced_custom_object(
             *GATEWAY, "default", "httproutes", route("a", gateway="gw-a", pool_group=V1)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from .helpers import deployment
+from tests.builders.kube import deployment
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ from typing import Any
 
 from kubernetes import client
 
-from .helpers import GATEWAY, deployment, gateway, http, llmisvc
+from tests.builders.kube import deployment
+
+from .helpers import GATEWAY, gateway, http, llmisvc
 
 SERVING = ("serving.kserve.io", "v1alpha2")
 

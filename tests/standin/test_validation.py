@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from .helpers import GATEWAY, deployment, gateway, http, llmisvc, pool, route
+from tests.builders import inference_pool
+from tests.builders.kube import deployment
+
+from .helpers import GATEWAY, gateway, http, llmisvc, route
 
 SERVING = ("serving.kserve.io", "v1alpha2")
 
@@ -52,7 +55,7 @@ def test_an_object_given_a_string_is_refused(standin):
 
 
 def test_a_missing_required_field_is_required_value(standin):
-    body = {**pool("p"), "spec": {"targetPorts": [{"number": 8000}]}}
+    body = {**inference_pool("p"), "spec": {"targetPorts": [{"number": 8000}]}}
     code, answer = post(
         standin, "/apis/inference.networking.k8s.io/v1/namespaces/default/inferencepools", body
     )

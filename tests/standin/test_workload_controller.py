@@ -14,17 +14,14 @@ from activities.kube_api import KubeClusterApi
 from apiserver_standin.testing import running_apiserver
 from apiserver_standin.workload_controller import SimulatedWorkloadController
 from router_core.models.kube import DEPLOYMENT, LLMISVC
+from router_core.naming import scheduler_name
+from tests import builders as b
 
-SCHEDULER = "with-scheduler-kserve-router-scheduler"
+SCHEDULER = scheduler_name("with-scheduler")
 
 
 def _service(name: str, router: dict[str, object]) -> dict[str, object]:
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"router": router},
-    }
+    return b.service(name, "default", uid=None, generation=None, router=router)
 
 
 def _eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:

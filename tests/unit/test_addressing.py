@@ -27,8 +27,8 @@ from router_core.urls.addressing import (
 )
 from router_core.urls.discovery import DiscoveredURL
 from router_core.world.config import RouterConfig
-from tests.unit import discovery_builders as d
-from tests.unit.discovery_builders import gateway, https, listener, match, parent, route, rule, service
+from tests.builders import typed as d
+from tests.builders.typed import gateway, https, listener, match, parent, route, rule, service
 
 CLUSTER = "cluster.local"
 ORIGIN = ObjectReference(group="gateway.networking.k8s.io", kind="Gateway", name="gw", namespace="gw-ns")

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from router_core.merge import config_merge
 from router_core.world.config import Environment
 from tests import builders as b
+from tests.builders import plans
 
 Wire = dict[str, Any]
 PRESETS: Wire = {"route": {}, "gateway": {}, "scheduler": {}}
@@ -24,7 +25,7 @@ def _world() -> list[Wire]:
 
 
 def _route(plan: Any) -> Wire:
-    (route,) = b.applied(plan, "HTTPRoute")
+    (route,) = plans.applied(plan, "HTTPRoute")
     return route
 
 
@@ -69,7 +70,7 @@ def test_well_known_configs_follow_the_spec_shape(spec: Wire, names: list[str]) 
 
 def test_why_1_minimal_router_routes_by_model_from_the_workload_preset() -> None:
     """No annotation on the service: KServe's workload preset turns model-based routing on (10 rules, `/`)."""
-    plan = b.run(b.service(router=PRESETS), *_world())
+    plan = plans.run(b.service(router=PRESETS), *_world())
 
     rules = _route(plan)["spec"]["rules"]
     assert len(rules) == 10
@@ -80,11 +81,11 @@ def test_why_1_minimal_router_routes_by_model_from_the_workload_preset() -> None
 
 
 def test_why_2_scheduler_template_override_keeps_the_epp_service_ports() -> None:
-    plan = b.run(
+    plan = plans.run(
         b.service(router={**PRESETS, "scheduler": {"template": {"serviceAccountName": "x"}}}), *_world()
     )
 
-    (epp,) = b.applied(plan, "Service")
+    (epp,) = plans.applied(plan, "Service")
     assert [p["name"] for p in epp["spec"]["ports"]] == ["grpc", "grpc-health", "metrics", "zmq"]
 
 
@@ -95,22 +96,22 @@ def test_applied_configs_name_the_presets_and_the_namespace_they_came_from() -> 
         "kserve",
         router={"route": {"http": {"spec": {"hostnames": ["api.example.com"]}}}},
     )
-    plan = b.run(b.service(router={"route": {}, "gateway": {}}), *_world(), local, system)
+    plan = plans.run(b.service(router={"route": {}, "gateway": {}}), *_world(), local, system)
 
     assert plan.status["appliedConfigs"] == [
         {"name": "kserve-config-llm-router-route", "namespace": "kserve", "source": "Preset"},
         {"name": "kserve-config-llm-template", "namespace": "ns", "source": "Preset"},
     ]
-    presets = b.condition(plan, "PresetsCombined")
+    presets = plans.condition(plan, "PresetsCombined")
     assert presets is not None and presets["status"] == "True" and "reason" not in presets
     # The system namespace's route config replaced KServe's shipped one entirely.
     assert _route(plan)["spec"]["hostnames"] == ["api.example.com"]
 
 
 def test_built_in_copies_stand_in_for_missing_well_known_configs_and_status_says_so() -> None:
-    plan = b.run(b.service(router=PRESETS), *_world())
+    plan = plans.run(b.service(router=PRESETS), *_world())
 
-    presets = b.condition(plan, "PresetsCombined")
+    presets = plans.condition(plan, "PresetsCombined")
     assert presets is not None and presets["status"] == "True"
     assert presets["reason"] == "BuiltInConfigs"
     assert "kserve-config-llm-router-route" in presets["message"]
@@ -127,7 +128,7 @@ def test_a_namespace_local_config_overrides_the_system_namespace_one() -> None:
         "ns",
         router={"route": {"http": {"spec": {"hostnames": ["local.example.com"]}}}},
     )
-    plan = b.run(b.service(router={"route": {}, "gateway": {}}), *_world(), system, local)
+    plan = plans.run(b.service(router={"route": {}, "gateway": {}}), *_world(), system, local)
 
     assert _route(plan)["spec"]["hostnames"] == ["local.example.com"]
 
@@ -138,7 +139,7 @@ def test_prefix_comes_from_the_environment() -> None:
         "kserve",
         router={"route": {"http": {"spec": {"hostnames": ["acme.example.com"]}}}},
     )
-    plan = b.run(
+    plan = plans.run(
         b.service(router={"route": {}, "gateway": {}}),
         *_world(),
         custom,
@@ -161,7 +162,9 @@ def test_base_refs_apply_in_order_after_the_presets_and_before_the_spec() -> Non
     )
     second = b.llmisvc_config("team-b", "kserve", model={"name": "from-second-ref"})
     svc = b.service(router={"route": {}}, baseRefs=[{"name": "team-a"}, {"name": "team-b"}])
-    plan = b.run(svc, *_world(), b.gateway("team-gw", "kserve", addresses=["203.0.113.60"]), first, second)
+    plan = plans.run(
+        svc, *_world(), b.gateway("team-gw", "kserve", addresses=["203.0.113.60"]), first, second
+    )
 
     route = _route(plan)
     assert route["spec"]["parentRefs"] == [
@@ -178,11 +181,11 @@ def test_base_refs_apply_in_order_after_the_presets_and_before_the_spec() -> Non
 def test_why_3_a_missing_base_ref_gives_presets_combined_false_and_no_writes() -> None:
     svc = b.service(router=PRESETS, baseRefs=[{"name": "missing"}])
     svc["status"] = {"appliedConfigs": [{"name": "missing", "namespace": "ns", "source": "UserRef"}]}
-    plan = b.run(svc, *_world())
+    plan = plans.run(svc, *_world())
 
     assert plan.apply == [] and plan.delete == []
     assert plan.outcome == "invalid-references"
-    presets = b.condition(plan, "PresetsCombined")
+    presets = plans.condition(plan, "PresetsCombined")
     assert presets == {
         "type": "PresetsCombined",
         "status": "False",
@@ -192,7 +195,7 @@ def test_why_3_a_missing_base_ref_gives_presets_combined_false_and_no_writes() -
         "message": 'LLMInferenceServiceConfig "missing" not found in namespaces [ns kserve]',
     }
     assert "appliedConfigs" not in plan.status
-    assert b.condition(plan, "RouterReady") == {
+    assert plans.condition(plan, "RouterReady") == {
         "type": "RouterReady",
         "status": "Unknown",
         "lastTransitionTime": b.NOW,
@@ -201,9 +204,9 @@ def test_why_3_a_missing_base_ref_gives_presets_combined_false_and_no_writes() -
 
 def test_a_missing_base_ref_on_a_stopped_service_is_a_warning_and_the_stop_cleans_up() -> None:
     svc = b.stopped(b.service(router=PRESETS, baseRefs=[{"name": "missing"}]))
-    plan = b.run(svc, *_world(), b.http_route("svc-kserve-route", parents=[INGRESS], owner_uid=b.UID))
+    plan = plans.run(svc, *_world(), b.http_route("svc-kserve-route", parents=[INGRESS], owner_uid=b.UID))
 
-    presets = b.condition(plan, "PresetsCombined")
+    presets = plans.condition(plan, "PresetsCombined")
     assert presets is not None and presets["reason"] == "Stopped"
     assert presets["message"].startswith(
         'Service is stopped with warning: LLMInferenceServiceConfig "missing"'
@@ -238,10 +241,10 @@ def test_why_5_a_merged_spec_the_validator_rejects_is_not_routed(
     router: Wire, model: Wire | None, message: str
 ) -> None:
     spec: dict[str, Any] = {"model": model} if model is not None else {}
-    plan = b.run(b.service(router=router, **spec), *_world())
+    plan = plans.run(b.service(router=router, **spec), *_world())
 
     assert plan.apply == [] and plan.outcome == "failed"
-    presets = b.condition(plan, "PresetsCombined")
+    presets = plans.condition(plan, "PresetsCombined")
     assert presets is not None and presets["reason"] == "CombineBaseError"
     assert presets["message"].startswith('LLMInferenceService.serving.kserve.io "svc" is invalid: ')
     assert message in presets["message"]
@@ -254,9 +257,11 @@ def test_an_unsupported_template_names_the_config_and_the_expression() -> None:
         "ns",
         router={"route": {"http": {"spec": {"hostnames": ["{{ .GlobalConfig.CredentialConfig }}"]}}}},
     )
-    plan = b.run(b.service(router={"route": {}, "gateway": {}}, baseRefs=[{"name": "team"}]), *_world(), bad)
+    plan = plans.run(
+        b.service(router={"route": {}, "gateway": {}}, baseRefs=[{"name": "team"}]), *_world(), bad
+    )
 
-    presets = b.condition(plan, "PresetsCombined")
+    presets = plans.condition(plan, "PresetsCombined")
     assert presets is not None and presets["reason"] == "CombineBaseError"
     assert presets["message"] == (
         "failed to merge config: LLMInferenceServiceConfig ns/team: "
@@ -267,26 +272,30 @@ def test_an_unsupported_template_names_the_config_and_the_expression() -> None:
 
 def test_fixing_the_missing_base_ref_recovers() -> None:
     svc = b.service(router=PRESETS, baseRefs=[{"name": "team"}])
-    assert b.run(svc, *_world()).outcome == "invalid-references"
+    assert plans.run(svc, *_world()).outcome == "invalid-references"
 
-    plan = b.run(svc, *_world(), b.llmisvc_config("team", "ns"))
+    plan = plans.run(svc, *_world(), b.llmisvc_config("team", "ns"))
     assert plan.outcome == "reconciled"
-    presets = b.condition(plan, "PresetsCombined")
+    presets = plans.condition(plan, "PresetsCombined")
     assert presets is not None and presets["status"] == "True"
-    assert b.applied(plan, "HTTPRoute")
+    assert plans.applied(plan, "HTTPRoute")
 
 
 def test_why_8_a_route_over_gateway_apis_match_limit_is_not_written_and_status_says_why() -> None:
     adapters = [{"name": f"adapter-{i}"} for i in range(13)]  # 5 path matches + 9 x 14 header matches
-    plan = b.run(b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": adapters}}), *_world())
+    plan = plans.run(
+        b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": adapters}}), *_world()
+    )
 
-    assert b.applied(plan, "HTTPRoute") == []
-    cond = b.condition(plan, "HTTPRoutesReady")
+    assert plans.applied(plan, "HTTPRoute") == []
+    cond = plans.condition(plan, "HTTPRoutesReady")
     assert cond is not None and cond["reason"] == "HTTPRouteReconcileError"
     assert "ns/svc-kserve-route would have 131 matches across its rules, more than the 128" in cond["message"]
     twelve = [{"name": f"adapter-{i}"} for i in range(12)]
-    plan = b.run(b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": twelve}}), *_world())
-    assert len(b.applied(plan, "HTTPRoute")) == 1
+    plan = plans.run(
+        b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": twelve}}), *_world()
+    )
+    assert len(plans.applied(plan, "HTTPRoute")) == 1
 
 
 _router_shapes = st.fixed_dictionaries(
@@ -305,9 +314,9 @@ def test_property_a_pass_is_deterministic_and_an_empty_base_ref_changes_only_app
     router: Wire, adapters: int
 ) -> None:
     model = {"name": "m", "lora": {"adapters": [{"name": f"a{i}"} for i in range(adapters)]}}
-    plain = b.run(b.service(router=router, model=model), *_world())
-    assert b.run(b.service(router=router, model=model), *_world()) == plain
-    with_ref = b.run(
+    plain = plans.run(b.service(router=router, model=model), *_world())
+    assert plans.run(b.service(router=router, model=model), *_world()) == plain
+    with_ref = plans.run(
         b.service(router=router, model=model, baseRefs=[{"name": "empty"}]),
         *_world(),
         b.llmisvc_config("empty", "ns"),
@@ -326,8 +335,8 @@ def test_why_2_kserves_precise_prefix_sample_keeps_the_preset_scheduler_and_its_
         "plugins": [{"type": "single-profile-handler"}, {"type": "precise-prefix-cache-scorer"}],
     }
     router = {"scheduler": {"config": {"inline": inline}}, "route": {}, "gateway": {}}
-    plan = b.run(b.service(router=router), *_world())
+    plan = plans.run(b.service(router=router), *_world())
 
     assert plan.outcome == "reconciled"
-    (epp,) = b.applied(plan, "Service")
+    (epp,) = plans.applied(plan, "Service")
     assert [p["name"] for p in epp["spec"]["ports"]] == ["grpc", "grpc-health", "metrics", "zmq"]

@@ -30,8 +30,8 @@ from router_core.urls.discovery import (
     select_listeners,
 )
 from router_core.world.config import Environment
-from tests.unit import discovery_builders as d
-from tests.unit.discovery_builders import (
+from tests.builders import typed as d
+from tests.builders.typed import (
     HEADER,
     POOL,
     gateway,

@@ -15,7 +15,7 @@ from router_core.planner.passes import plan_pass
 from router_core.world.config import Environment
 from router_core.world.derivative import deep_derivative
 from tests import builders as b
-from tests.builders import Wire
+from tests.builders import Wire, plans
 
 PRESETS: Wire = {"route": {}, "gateway": {}, "scheduler": {}}
 ROUTE = "svc-kserve-route"
@@ -58,7 +58,7 @@ def test_long_values_are_cut() -> None:
 
 def _plan_and_world(objects: list[Wire]) -> tuple[Any, Any, Wire]:
     svc = next(o for o in objects if o["kind"] == "LLMInferenceService")
-    world = b.snapshot(*objects)
+    world = plans.snapshot(*objects)
     plan = plan_pass(LLMInferenceService.model_validate(svc), world, Environment(), b.NOW)
     return plan, world, svc
 
@@ -71,7 +71,7 @@ def _converged() -> list[Wire]:
     ]
     for _ in range(3):
         plan, _, _ = _plan_and_world(cluster)
-        cluster = b.apply_plan(cluster, plan, ("ns", "svc"))
+        cluster = plans.apply_plan(cluster, plan, ("ns", "svc"))
     return cluster
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from router_core.models.kube import KNOWN_TYPES, POOL_V1, POOL_V1ALPHA2
 from router_core.planner.plan import PassPlan
 from tests import builders as b
-from tests.builders import Wire
+from tests.builders import Wire, plans
 
 PRESETS: Wire = {"route": {}, "gateway": {}, "scheduler": {}}
 INGRESS = ("kserve", "kserve-ingress-gateway")
@@ -32,15 +32,15 @@ def _converge(svc: Wire, objects: list[Wire], passes: int = 3) -> tuple[list[Wir
     plan = PassPlan()
     for _ in range(passes):
         current = next(o for o in cluster if o["kind"] == "LLMInferenceService")
-        plan = b.run(current, *[o for o in cluster if o is not current])
-        cluster = b.apply_plan(cluster, plan, ("ns", "svc"))
+        plan = plans.run(current, *[o for o in cluster if o is not current])
+        cluster = plans.apply_plan(cluster, plan, ("ns", "svc"))
     return cluster, plan
 
 
 def test_case_56_presets_create_the_managed_route_pools_and_epp_service() -> None:
-    plan = b.run(b.service(router=PRESETS), *_world())
+    plan = plans.run(b.service(router=PRESETS), *_world())
     assert plan.outcome == "reconciled"
-    route = b.applied(plan, "HTTPRoute", "svc-kserve-route")[0]
+    route = plans.applied(plan, "HTTPRoute", "svc-kserve-route")[0]
     assert route["metadata"]["labels"] == {
         "app.kubernetes.io/component": "llminferenceservice-router",
         "app.kubernetes.io/name": "svc",
@@ -54,14 +54,14 @@ def test_case_56_presets_create_the_managed_route_pools_and_epp_service() -> Non
         r for rule in route["spec"]["rules"] for r in rule["backendRefs"] if r.get("kind") == "Service"
     ]
     assert {s["name"] for s in services} == {"svc-kserve-workload-svc"}
-    epp = b.applied(plan, "Service", "svc-epp-service")[0]
+    epp = plans.applied(plan, "Service", "svc-epp-service")[0]
     assert [(p["name"], p["port"]) for p in epp["spec"]["ports"]] == [
         ("grpc", 9002),
         ("grpc-health", 9003),
         ("metrics", 9090),
         ("zmq", 5557),
     ]
-    pools = b.applied(plan, "InferencePool")
+    pools = plans.applied(plan, "InferencePool")
     assert sorted(p["apiVersion"] for p in pools) == [f"{V1}/v1", f"{LLM}/v1alpha2"]  # case 57
     assert all(p["metadata"]["name"] == "svc-inference-pool" for p in pools)
 
@@ -83,9 +83,9 @@ def test_case_56_service_becomes_ready_once_statuses_are_ready() -> None:
         }
     )
     svc = next(o for o in cluster if o["kind"] == "LLMInferenceService")
-    plan = b.run(svc, *[o for o in cluster if o is not svc])
+    plan = plans.run(svc, *[o for o in cluster if o is not svc])
     for type_ in ("HTTPRoutesReady", "InferencePoolReady", "SchedulerWorkloadReady", "RouterReady"):
-        cond = b.condition(plan, type_)
+        cond = plans.condition(plan, type_)
         assert cond is not None and cond["status"] == "True", (type_, cond)
     assert plan.status["url"] == "http://203.0.113.50/ns/svc"
 
@@ -95,8 +95,8 @@ def test_case_58_migration_annotation_switches_default_backends_to_v1() -> None:
     route = next(o for o in cluster if o["kind"] == "HTTPRoute")
     route["metadata"]["annotations"] = {"serving.kserve.io/inference-pool-migrated": "v1"}
     svc = next(o for o in cluster if o["kind"] == "LLMInferenceService")
-    plan = b.run(svc, *[o for o in cluster if o is not svc])
-    updated = b.applied(plan, "HTTPRoute")[0]
+    plan = plans.run(svc, *[o for o in cluster if o is not svc])
+    updated = plans.applied(plan, "HTTPRoute")[0]
     assert {r["group"] for r in _pool_backends(updated)} == {V1}
     assert updated["metadata"]["annotations"]["serving.kserve.io/inference-pool-migrated"] == "v1"
 
@@ -121,15 +121,15 @@ def test_case_59_invalid_kind_from_the_gateway_migrates_and_the_lock_holds() -> 
     # Later the gateway reports the v1 group as fine: the lock keeps v1 and nothing is rewritten.
     migrated["status"] = {"parents": [b.parent_status(INGRESS[1], INGRESS[0], generation=2)]}
     _, again = _converge(cluster[0], cluster[1:], passes=1)
-    assert b.applied(again, "HTTPRoute") == []
+    assert plans.applied(again, "HTTPRoute") == []
 
 
 def test_case_61_without_scheduler_backends_point_at_the_workload_service() -> None:
-    plan = b.run(b.service(router={"route": {}, "gateway": {}}), *_world())
-    route = b.applied(plan, "HTTPRoute")[0]
+    plan = plans.run(b.service(router={"route": {}, "gateway": {}}), *_world())
+    route = plans.applied(plan, "HTTPRoute")[0]
     assert _pool_backends(route) == []
-    assert b.applied(plan, "InferencePool") == []
-    assert b.condition(plan, "InferencePoolReady") is None
+    assert plans.applied(plan, "InferencePool") == []
+    assert plans.condition(plan, "InferencePoolReady") is None
 
 
 def test_case_63_switching_to_route_refs_deletes_the_managed_route() -> None:
@@ -142,9 +142,9 @@ def test_case_63_switching_to_route_refs_deletes_the_managed_route() -> None:
     custom = b.http_route(
         "custom", parents=[INGRESS], status_parents=[b.parent_status(INGRESS[1], INGRESS[0])]
     )
-    plan = b.run(svc, *cluster[1:], custom)
+    plan = plans.run(svc, *cluster[1:], custom)
     assert [(d.kind, d.name) for d in plan.delete] == [("HTTPRoute", "svc-kserve-route")]
-    cond = b.condition(plan, "HTTPRoutesReady")
+    cond = plans.condition(plan, "HTTPRoutesReady")
     assert cond is not None and cond["status"] == "True"
 
 
@@ -152,19 +152,19 @@ def test_case_64_removing_the_router_deletes_the_route_and_reports_the_workload_
     cluster, _ = _converge(b.service(router={"route": {}, "gateway": {}}), _world(), passes=1)
     svc = cluster[0]
     del svc["spec"]["router"]
-    plan = b.run(svc, *cluster[1:])
+    plan = plans.run(svc, *cluster[1:])
     assert [(d.kind, d.name) for d in plan.delete] == [("HTTPRoute", "svc-kserve-route")]
     assert plan.status["addresses"] == [{"url": "http://svc-kserve-workload-svc.ns.svc.cluster.local"}]
     assert "router" not in plan.status
     assert "url" not in plan.status  # P4: the stale URL is cleared
-    router = b.condition(plan, "RouterReady")
+    router = plans.condition(plan, "RouterReady")
     assert router is not None and router["status"] == "True"
 
 
 def test_case_72_stop_deletes_route_pools_and_epp_service_and_marks_stopped() -> None:
     cluster, _ = _converge(b.service(router=PRESETS), _world(), passes=1)
     b.stopped(cluster[0], "TRUE")
-    plan = b.run(cluster[0], *cluster[1:])
+    plan = plans.run(cluster[0], *cluster[1:])
     assert sorted((d.kind, d.api_version) for d in plan.delete) == [
         ("HTTPRoute", "gateway.networking.k8s.io/v1"),
         ("InferencePool", f"{V1}/v1"),
@@ -178,7 +178,7 @@ def test_case_72_stop_deletes_route_pools_and_epp_service_and_marks_stopped() ->
         "SchedulerWorkloadReady",
         "RouterReady",
     ):
-        cond = b.condition(plan, type_)
+        cond = plans.condition(plan, type_)
         assert cond is not None and (cond["status"], cond["reason"], cond["message"]) == (
             "False",
             "Stopped",
@@ -191,9 +191,9 @@ def test_p6_stop_is_carried_out_even_with_invalid_references() -> None:
     cluster, _ = _converge(b.service(router={"route": {}, "gateway": {}}), _world(), passes=1)
     svc = b.stopped(cluster[0])
     svc["spec"]["router"]["gateway"] = {"refs": [{"name": "deleted-gateway"}]}
-    plan = b.run(svc, *cluster[1:])
+    plan = plans.run(svc, *cluster[1:])
     assert [(d.kind, d.name) for d in plan.delete] == [("HTTPRoute", "svc-kserve-route")]
-    cond = b.condition(plan, "RouterReady")
+    cond = plans.condition(plan, "RouterReady")
     assert cond is not None and cond["reason"] == "Stopped"
 
 
@@ -201,17 +201,17 @@ def test_r_stop_5_resuming_recreates_the_route_on_v1alpha2() -> None:
     cluster, _ = _converge(b.service(router=PRESETS), _world(), passes=1)
     cluster, _ = _converge(b.stopped(cluster[0]), cluster[1:], passes=1)
     del cluster[0]["metadata"]["annotations"]["serving.kserve.io/stop"]
-    plan = b.run(cluster[0], *cluster[1:])
-    route = b.applied(plan, "HTTPRoute")[0]
+    plan = plans.run(cluster[0], *cluster[1:])
+    route = plans.applied(plan, "HTTPRoute")[0]
     assert {r["group"] for r in _pool_backends(route)} == {LLM}
 
 
 def test_case_79_no_router_address_scheme_follows_tls_setting() -> None:
-    plan = b.run(b.service())
+    plan = plans.run(b.service())
     assert plan.status["addresses"] == [{"url": "http://svc-kserve-workload-svc.ns.svc.cluster.local"}]
     for type_ in ("GatewaysReady", "HTTPRoutesReady", "InferencePoolReady"):
-        assert b.condition(plan, type_) is None
-    router = b.condition(plan, "RouterReady")
+        assert plans.condition(plan, type_) is None
+    router = plans.condition(plan, "RouterReady")
     assert router is not None and router["status"] == "True"
     tls = {
         "apiVersion": "v1",
@@ -219,13 +219,13 @@ def test_case_79_no_router_address_scheme_follows_tls_setting() -> None:
         "metadata": {"name": "inferenceservice-config", "namespace": "kserve"},
         "data": {"ingress": '{"ingressGateway": "kserve/gw", "enableLLMInferenceServiceTLS": true}'},
     }
-    plan = b.run(b.service(), tls)
+    plan = plans.run(b.service(), tls)
     assert plan.status["addresses"] == [{"url": "https://svc-kserve-workload-svc.ns.svc.cluster.local"}]
 
 
 def test_case_81_scheduler_without_route_waits_for_a_gateway_forever() -> None:
-    plan = b.run(b.service(router={"scheduler": {}}), *_world())
-    cond = b.condition(plan, "InferencePoolReady")
+    plan = plans.run(b.service(router={"scheduler": {}}), *_world())
+    cond = plans.condition(plan, "InferencePoolReady")
     assert cond is not None
     assert (cond["reason"], cond["message"]) == (
         "WaitingForGateway",
@@ -237,24 +237,24 @@ def test_p3_only_installed_pool_versions_are_reconciled() -> None:
     from router_core.models.kube import KNOWN_TYPES
 
     installed = set(KNOWN_TYPES.values()) - {POOL_V1ALPHA2}
-    plan = b.run(b.service(router=PRESETS), *_world(), installed=installed)
-    assert [p["apiVersion"] for p in b.applied(plan, "InferencePool")] == [f"{V1}/v1"]
+    plan = plans.run(b.service(router=PRESETS), *_world(), installed=installed)
+    assert [p["apiVersion"] for p in plans.applied(plan, "InferencePool")] == [f"{V1}/v1"]
     installed = set(KNOWN_TYPES.values()) - {POOL_V1}
-    plan = b.run(b.service(router=PRESETS), *_world(), installed=installed)
-    assert [p["apiVersion"] for p in b.applied(plan, "InferencePool")] == [f"{LLM}/v1alpha2"]
+    plan = plans.run(b.service(router=PRESETS), *_world(), installed=installed)
+    assert [p["apiVersion"] for p in plans.applied(plan, "InferencePool")] == [f"{LLM}/v1alpha2"]
 
 
 def test_why_6_p3_extended_new_route_backends_use_the_only_installed_pool_group() -> None:
     installed = set(KNOWN_TYPES.values()) - {POOL_V1ALPHA2}
-    plan = b.run(b.service(router=PRESETS), *_world(), installed=installed)
-    (route,) = b.applied(plan, "HTTPRoute")
+    plan = plans.run(b.service(router=PRESETS), *_world(), installed=installed)
+    (route,) = plans.applied(plan, "HTTPRoute")
     assert {ref["group"] for ref in _pool_backends(route)} == {V1}
     installed = set(KNOWN_TYPES.values()) - {POOL_V1}
-    plan = b.run(b.service(router=PRESETS), *_world(), installed=installed)
-    (route,) = b.applied(plan, "HTTPRoute")
+    plan = plans.run(b.service(router=PRESETS), *_world(), installed=installed)
+    (route,) = plans.applied(plan, "HTTPRoute")
     assert {ref["group"] for ref in _pool_backends(route)} == {LLM}
     # With both installed a new route still starts on v1alpha2 (R-EXP-7).
-    (route,) = b.applied(b.run(b.service(router=PRESETS), *_world()), "HTTPRoute")
+    (route,) = plans.applied(plans.run(b.service(router=PRESETS), *_world()), "HTTPRoute")
     assert {ref["group"] for ref in _pool_backends(route)} == {LLM}
 
 
@@ -268,18 +268,18 @@ def test_p7_empty_target_ports_fail_the_scheduler_step_without_crashing() -> Non
         router={"scheduler": {"pool": pool, "template": {"containers": []}}},
     )
     router: Wire = {"route": {}, "gateway": {}, "scheduler": {}}
-    plan = b.run(b.service(router=router), *_world(), scheduler_config)
+    plan = plans.run(b.service(router=router), *_world(), scheduler_config)
     assert plan.outcome == "failed"
     assert plan.message is not None and plan.message.startswith("failed to reconcile scheduler: ")
     assert "targetPorts is empty" in plan.message
-    cond = b.condition(plan, "SchedulerWorkloadReady")
+    cond = plans.condition(plan, "SchedulerWorkloadReady")
     assert cond is not None and cond["reason"] == "SchedulerReconcileError"
-    assert b.applied(plan, "HTTPRoute") == []  # after X11 the route is not reconciled
+    assert plans.applied(plan, "HTTPRoute") == []  # after X11 the route is not reconciled
 
 
 def test_r_crud_2_a_route_owned_by_someone_else_is_not_overwritten() -> None:
     foreign = b.http_route("svc-kserve-route", parents=[INGRESS], owner_uid="someone-else")
-    plan = b.run(b.service(router={"route": {}, "gateway": {}}), *_world(), foreign)
+    plan = plans.run(b.service(router={"route": {}, "gateway": {}}), *_world(), foreign)
     assert plan.outcome == "failed"
     assert plan.message == (
         "failed to reconcile HTTP routes: failed to reconcile HTTPRoute ns/svc-kserve-route: "
@@ -291,7 +291,7 @@ def test_r_crud_2_a_route_owned_by_someone_else_is_not_overwritten() -> None:
 
 def test_r_crud_7_deleting_a_route_owned_by_someone_else_fails() -> None:
     foreign = b.http_route("svc-kserve-route", parents=[INGRESS], owner_uid="someone-else")
-    plan = b.run(b.stopped(b.service(router={"route": {}})), *_world(), foreign)
+    plan = plans.run(b.stopped(b.service(router={"route": {}})), *_world(), foreign)
     assert plan.outcome == "failed"
     assert plan.message is not None and plan.message.endswith(
         "cannot delete v1.HTTPRoute ns/svc-kserve-route: not owned by v1alpha2.LLMInferenceService ns/svc"
@@ -305,14 +305,14 @@ def test_appendix_g_a_second_pass_over_the_result_writes_nothing() -> None:
 
 def test_e4_unchanged_conditions_keep_their_transition_time() -> None:
     svc = b.service(router={"route": {}, "gateway": {}})
-    first = b.run(svc, *_world(), now=b.NOW)
+    first = plans.run(svc, *_world(), now=b.NOW)
     svc["status"] = first.status
-    second = b.run(svc, *_world(), now=b.LATER)
+    second = plans.run(svc, *_world(), now=b.LATER)
     assert first.status["conditions"] == second.status["conditions"]
 
 
 def test_deleted_service_is_never_routed() -> None:
     svc = b.service(router=PRESETS)
     svc["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    plan = b.run(svc, *_world())
+    plan = plans.run(svc, *_world())
     assert plan.apply == [] and plan.delete == [] and plan.status == {}

@@ -11,6 +11,7 @@ from router_core.models.inference_pool import InferencePool, InferencePoolV1Alph
 from router_core.models.llmisvc import LLMInferenceService, RouterStatus, ServiceCondition
 from router_core.readiness import pools
 from router_core.world.conditions import Conditions
+from tests import builders as b
 
 NOW = "2026-01-01T00:00:00Z"
 CURRENT = ("gw-ns", "current-gateway")
@@ -57,11 +58,15 @@ def service(
     stopped: bool = False,
     routed: bool = True,
 ) -> LLMInferenceService:
-    meta: dict[str, Any] = {"name": "svc", "namespace": "test-ns"}
-    if stopped:
-        meta["annotations"] = {"serving.kserve.io/stop": "true"}
-    spec = {"router": {"scheduler": scheduler}} if router else {}
-    svc = LLMInferenceService.from_wire({"metadata": meta, "spec": spec})
+    wire = b.service(
+        "svc",
+        "test-ns",
+        uid=None,
+        generation=None,
+        stopped=stopped,
+        router={"scheduler": scheduler} if router else None,
+    )
+    svc = LLMInferenceService.from_wire(wire)
     if routed:  # routing status exists, as after R-ST-5 with routes
         svc.status.router = RouterStatus(gateways=[])
     return svc

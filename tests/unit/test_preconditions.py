@@ -9,7 +9,7 @@ from router_core.models import kube
 from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, POOL_V1, POOL_V1ALPHA2, ResourceType
 from router_core.models.llmisvc import LLMInferenceService
 from tests import builders as b
-from tests.builders import Wire
+from tests.builders import Wire, plans
 
 ALL = frozenset(kube.KNOWN_TYPES.values())
 MANAGED_SCHEDULER = {"scheduler": {"template": {"containers": [{"name": "main"}]}}}
@@ -70,14 +70,14 @@ def test_p2_a_stopped_service_needs_no_kinds() -> None:
 
 def test_p2_missing_crd_is_precondition_not_met_in_http_routes_ready() -> None:
     svc = b.service(router={"route": {}, "gateway": {}})
-    plan = b.run(svc, installed=set(ALL - {HTTPROUTE}))
+    plan = plans.run(svc, installed=set(ALL - {HTTPROUTE}))
     assert plan.outcome == "precondition-not-met"
-    cond = b.condition(plan, "HTTPRoutesReady")
+    cond = plans.condition(plan, "HTTPRoutesReady")
     assert cond is not None
     assert (cond["status"], cond["reason"]) == ("False", "GatewayPreconditionNotMet")
     assert cond["message"] == (
         "required CRDs are not installed: httproutes.gateway.networking.k8s.io/v1: precondition not met"
     )
     assert plan.apply == [] and plan.delete == []
-    router = b.condition(plan, "RouterReady")
+    router = plans.condition(plan, "RouterReady")
     assert router is not None and router["reason"] == "GatewayPreconditionNotMet"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from router_core.planner.plan import PassPlan
 from tests import builders as b
-from tests.builders import Wire
+from tests.builders import Wire, plans
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 names = st.from_regex(r"[a-z]([-a-z0-9]{0,70}[a-z0-9])?", fullmatch=True)
@@ -64,7 +64,7 @@ def clusters(draw: st.DrawFn) -> tuple[Wire, list[Wire]]:
 
 def _plan(cluster: list[Wire]) -> PassPlan:
     svc = next(o for o in cluster if o["kind"] == "LLMInferenceService")
-    return b.run(svc, *[o for o in cluster if o is not svc])
+    return plans.run(svc, *[o for o in cluster if o is not svc])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -73,8 +73,8 @@ def test_idempotence_a_plan_carried_out_and_planned_again_writes_nothing(
     case: tuple[Wire, list[Wire]],
 ) -> None:
     svc, objects = case
-    first = b.run(svc, *objects)
-    after = b.apply_plan([svc, *objects], first, (svc["metadata"]["namespace"], svc["metadata"]["name"]))
+    first = plans.run(svc, *objects)
+    after = plans.apply_plan([svc, *objects], first, (svc["metadata"]["namespace"], svc["metadata"]["name"]))
     second = _plan(after)
     assert second.apply == [], second.apply
     assert second.delete == []
@@ -84,7 +84,7 @@ def test_idempotence_a_plan_carried_out_and_planned_again_writes_nothing(
 @given(clusters())
 def test_derived_names_are_dns_labels_of_at_most_63_characters(case: tuple[Wire, list[Wire]]) -> None:
     svc, objects = case
-    plan = b.run(svc, *objects)
+    plan = plans.run(svc, *objects)
     for manifest in plan.apply:
         name = manifest["metadata"]["name"]
         assert len(name) <= 63 and DNS_LABEL.match(name), name
@@ -94,7 +94,7 @@ def test_derived_names_are_dns_labels_of_at_most_63_characters(case: tuple[Wire,
 @given(clusters())
 def test_output_order_is_stable_and_sorted(case: tuple[Wire, list[Wire]]) -> None:
     svc, objects = case
-    plan = b.run(svc, *objects)
-    assert plan == b.run(svc, *reversed(objects))
+    plan = plans.run(svc, *objects)
+    assert plan == plans.run(svc, *reversed(objects))
     keys = [(o["kind"], o["metadata"]["namespace"], o["metadata"]["name"]) for o in plan.apply]
     assert keys == sorted(keys)

@@ -14,6 +14,7 @@ from router_core.models.llmisvc import LLMInferenceService, ServiceCondition
 from router_core.readiness import gateways_and_routes, pools
 from router_core.world import conditions
 from router_core.world.conditions import Conditions
+from tests import builders as b
 
 NOW = "2026-01-01T00:00:00Z"
 SUBS = ("GatewaysReady", "HTTPRoutesReady", "InferencePoolReady")
@@ -37,10 +38,8 @@ class World:
 
 
 def service(spec: dict[str, Any], *, stopped: bool = False) -> LLMInferenceService:
-    meta: dict[str, Any] = {"name": "svc", "namespace": "test-ns"}
-    if stopped:
-        meta["annotations"] = {"serving.kserve.io/stop": "TRUE"}
-    svc = LLMInferenceService.from_wire({"metadata": meta, "spec": spec})
+    wire = b.service("svc", "test-ns", uid=None, generation=None, **spec)
+    svc = LLMInferenceService.from_wire(b.stopped(wire, "TRUE") if stopped else wire)
     # A previous pass left every router condition behind, so "absent" below means "unset by this pass".
     svc.status.conditions = [ServiceCondition(type="WorkloadsReady", status="True")] + [
         ServiceCondition(type=t, status="False", severity="Info", reason="Old", message="old") for t in SUBS
@@ -63,18 +62,16 @@ def row(conds: Conditions, type_: str) -> tuple[str, str, str] | None:
 
 
 def gateway(name: str, programmed: str | None) -> Gateway:
-    status = {"conditions": [{"type": "Programmed", "status": programmed}] if programmed else []}
-    return Gateway.from_wire({"metadata": {"name": name, "namespace": "test-ns"}, "status": status})
+    conditions = [{"type": "Programmed", "status": programmed}] if programmed else []
+    return Gateway.from_wire(b.gateway(name, "test-ns", conditions=conditions))
 
 
 def route(name: str, *parents: list[dict[str, Any]]) -> HTTPRoute:
-    return HTTPRoute.from_wire(
-        {
-            "metadata": {"name": name, "namespace": "test-ns"},
-            "spec": {"parentRefs": [GW_REF]},
-            "status": {"parents": [{"parentRef": GW_REF, "conditions": conds} for conds in parents]},
-        }
+    status_parents = [{"parentRef": GW_REF, "conditions": conds} for conds in parents]
+    wire = b.http_route(
+        name, "test-ns", parent_refs=[GW_REF], status_parents=status_parents, generation=None, rv=None
     )
+    return HTTPRoute.from_wire(wire)
 
 
 GATEWAY_REFS_SPEC = {"router": {"gateway": {"refs": [{"name": "ready-gateway"}]}, "route": {"http": {}}}}

@@ -11,6 +11,7 @@ from router_core.models.kube import Condition
 from router_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceStatus, ServiceCondition
 from router_core.readiness import gateways_and_routes
 from router_core.world.conditions import Conditions
+from tests import builders as b
 
 NOW = "2026-01-01T00:00:00Z"
 GW = {"group": "gateway.networking.k8s.io", "kind": "Gateway"}
@@ -18,12 +19,8 @@ KUADRANT = [{"type": "kuadrant.io/AuthPolicyAffected", "status": "True", "reason
 
 
 def service(router: dict[str, Any] | None, *, stopped: bool = False) -> LLMInferenceService:
-    meta: dict[str, Any] = {"name": "svc", "namespace": "test-ns"}
-    if stopped:
-        meta["annotations"] = {"serving.kserve.io/stop": "True"}
-    return LLMInferenceService.from_wire(
-        {"metadata": meta, "spec": {} if router is None else {"router": router}}
-    )
+    svc = b.service("svc", "test-ns", uid=None, generation=None, router=router)
+    return LLMInferenceService.from_wire(b.stopped(svc, "True") if stopped else svc)
 
 
 WITH_GATEWAY_REFS = {"gateway": {"refs": [{"name": "gw", "namespace": "test-ns"}]}, "route": {"http": {}}}
@@ -42,8 +39,8 @@ def row(conds: Conditions, type_: str) -> tuple[str, str, str] | None:
 
 
 def gateway(name: str, *conds: tuple[str, str], namespace: str = "test-ns") -> Gateway:
-    status = {"conditions": [{"type": t, "status": s} for t, s in conds]}
-    return Gateway.from_wire({"metadata": {"name": name, "namespace": namespace}, "status": status})
+    conditions = [{"type": t, "status": s} for t, s in conds]
+    return Gateway.from_wire(b.gateway(name, namespace, conditions=conditions))
 
 
 def parent(name: str, conditions: list[dict[str, Any]], **ref: Any) -> dict[str, Any]:
@@ -81,12 +78,10 @@ def route(
     parents: list[dict[str, Any]] | None = None,
     generation: int | None = None,
 ) -> HTTPRoute:
-    data: dict[str, Any] = {
-        "metadata": {"name": name, "namespace": "test-ns", "generation": generation},
-        "spec": {"parentRefs": [{**GW, "name": "gw", "namespace": "test-ns"}] if refs is None else refs},
-    }
-    if parents is not None:
-        data["status"] = {"parents": parents}
+    refs = [{**GW, "name": "gw", "namespace": "test-ns"}] if refs is None else refs
+    data = b.http_route(
+        name, "test-ns", parent_refs=refs, status_parents=parents, generation=generation, rv=None
+    )
     return HTTPRoute.from_wire(data)
 
 

@@ -8,11 +8,11 @@ from router_core.checks.references import InvalidReferences, validate_references
 from router_core.models.llmisvc import LLMInferenceService
 from router_core.world.snapshot import PassWorld
 from tests import builders as b
-from tests.builders import Wire
+from tests.builders import Wire, plans
 
 
 def _validate(svc: Wire, *objects: Wire) -> InvalidReferences | None:
-    world = PassWorld(b.snapshot(svc, *objects))
+    world = PassWorld(plans.snapshot(svc, *objects))
     return validate_references(world, LLMInferenceService.model_validate(svc))
 
 
@@ -85,11 +85,11 @@ def test_r_val_7_the_pass_reports_refs_invalid_in_the_condition_and_rollup() -> 
             "route": {"http": {"refs": [{"name": "r"}]}},
         }
     )
-    plan = b.run(svc)
+    plan = plans.run(svc)
     assert plan.outcome == "invalid-references"
     assert plan.apply == [] and plan.delete == []
-    gateways = b.condition(plan, "GatewaysReady")
-    router = b.condition(plan, "RouterReady")
+    gateways = plans.condition(plan, "GatewaysReady")
+    router = plans.condition(plan, "RouterReady")
     assert gateways is not None and router is not None
     assert (gateways["status"], gateways["reason"]) == ("False", "RefsInvalid")
     assert gateways["message"] == "Gateway ns/non-existent-gateway does not exist"
@@ -104,8 +104,8 @@ def test_r_val_2_gateway_refs_invalid_clears_once_the_gateway_exists() -> None:
     svc = b.service(
         router={"gateway": {"refs": [{"name": "gw"}]}, "route": {"http": {"refs": [{"name": "r"}]}}}
     )
-    first = b.run(svc)
+    first = plans.run(svc)
     svc["status"] = first.status
-    second = b.run(svc, b.gateway(), b.gateway_class(), b.http_route("r", parents=[("ns", "gw")]))
-    gateways = b.condition(second, "GatewaysReady")
+    second = plans.run(svc, b.gateway(), b.gateway_class(), b.http_route("r", parents=[("ns", "gw")]))
+    gateways = plans.condition(second, "GatewaysReady")
     assert gateways is None or gateways.get("reason") != "RefsInvalid"

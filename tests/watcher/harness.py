@@ -14,6 +14,7 @@ from kubernetes import client as k8s
 from apiserver_standin.server import StandinApiServer
 from cluster_cache.cache import ClusterCache
 from router_core.world.config import Environment
+from tests import builders as b
 from watcher.model import ServiceSignal, Tuning
 from watcher.runner import stop_cache, watch_and_signal
 
@@ -133,27 +134,12 @@ async def watching(
 
 
 def service(name: str, router: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": {"name": name},
-        "spec": {"model": {"uri": "hf://org/model"}},
-    }
-    if router is not None:
-        body["spec"]["router"] = router
-    return body
+    """A service body to create in any namespace (the API server sets uid and generation)."""
+    return b.service(name, None, uid=None, generation=None, model=b.model(b.ORG_MODEL, None), router=router)
 
 
 def gateway(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"name": name},
-        "spec": {
-            "gatewayClassName": "istio",
-            "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}],
-        },
-    }
+    return b.gateway(name, None, status=False)
 
 
 def wire(**fields: Any) -> Any:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from router_core.models import kube
 from router_core.world.config import Environment
+from tests.builders import KSERVE, service
+from tests.builders.kube import obj
+from tests.builders.watch import event
 from watcher import mapping
 from watcher.mapping import WatchedWorld
-
-from .builders import KSERVE, event, llmisvc, obj
 
 
 def _world(*services: dict[str, object]) -> WatchedWorld:
@@ -29,26 +30,26 @@ APPLIED = {
 
 def test_a_system_namespace_config_signals_the_services_that_applied_it_in_every_namespace() -> None:
     world = _world(
-        llmisvc("a", "ns1", status=APPLIED),
-        llmisvc("b", "ns2", status=APPLIED),
-        llmisvc("c", "ns2", status={"appliedConfigs": [{"name": "other"}]}),
+        service("a", "ns1", status=APPLIED),
+        service("b", "ns2", status=APPLIED),
+        service("c", "ns2", status={"appliedConfigs": [{"name": "other"}]}),
     )
     assert _keys("kserve-config-llm-router-route", KSERVE, world) == [("ns1", "a"), ("ns2", "b")]
 
 
 def test_a_namespace_local_config_signals_only_the_services_of_its_namespace() -> None:
-    world = _world(llmisvc("a", "ns1", status=APPLIED), llmisvc("b", "ns2", status=APPLIED))
+    world = _world(service("a", "ns1", status=APPLIED), service("b", "ns2", status=APPLIED))
     assert _keys("kserve-config-llm-router-route", "ns1", world) == [("ns1", "a")]
 
 
 def test_a_base_ref_that_appears_signals_the_services_that_name_it() -> None:
-    svc = llmisvc("a", "ns1")
+    svc = service("a", "ns1")
     svc["spec"]["baseRefs"] = [{"name": "team"}]
-    world = _world(svc, llmisvc("b", "ns1", status=APPLIED))
+    world = _world(svc, service("b", "ns1", status=APPLIED))
     assert _keys("team", "ns1", world) == [("ns1", "a")]
 
 
 def test_before_any_merge_a_well_known_name_counts_as_used() -> None:
-    world = _world(llmisvc("a", "ns1"))
+    world = _world(service("a", "ns1"))
     assert _keys("kserve-config-llm-scheduler", KSERVE, world) == [("ns1", "a")]
     assert _keys("unrelated", KSERVE, world) == []

@@ -10,11 +10,12 @@ import pytest
 
 from router_core.models import kube
 from router_core.world.config import Environment
+from tests.builders import KSERVE, ORG_MODEL, Wire, service
+from tests.builders.kube import ingress_config, managed, obj
+from tests.builders.watch import event, observed
 from watcher import mapping, runner
 from watcher.mapping import WatchedWorld
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent
-
-from .builders import KSERVE, Wire, configmap, event, llmisvc, managed, obj, observed
 
 SHARED_POOL = {"gateway": {}, "scheduler": {"pool": {"ref": {"name": "shared"}}}}
 
@@ -27,13 +28,13 @@ def nested(levels: int) -> object:
 
 
 def deep_service(name: str, levels: int) -> Wire:
-    svc = llmisvc(name, router=SHARED_POOL)
+    svc = service(name, router=SHARED_POOL, model={"uri": ORG_MODEL})
     svc["spec"]["model"]["extra"] = nested(levels)
     return svc
 
 
 def odd_status_service(name: str) -> Wire:
-    svc = llmisvc(name, router=SHARED_POOL, status=observed(("ns", "gw")))
+    svc = service(name, router=SHARED_POOL, status=observed(("ns", "gw")))
     svc["status"]["conditions"] = ["not an object", 42, {"type": "WorkloadsReady", "status": "True"}]
     return svc
 
@@ -67,7 +68,7 @@ MALFORMED = {
 def world(request: pytest.FixtureRequest) -> tuple[WatchedWorld, Recorder]:
     world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
     recorder = Recorder()
-    good = [llmisvc("good-1", router=SHARED_POOL), llmisvc("good-2", router=SHARED_POOL)]
+    good = [service("good-1", router=SHARED_POOL), service("good-2", router=SHARED_POOL)]
     handle(world, recorder, event(good[0]), event(MALFORMED[request.param]()), event(good[1]))
     return world, recorder
 
@@ -102,7 +103,7 @@ def test_a_config_change_reindexes_the_good_services_past_a_malformed_one(
 ) -> None:
     world_, recorder = world
     ingress = {"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}
-    handle(world_, recorder, event(configmap(ingress), MODIFIED))
+    handle(world_, recorder, event(ingress_config(ingress), MODIFIED))
     recorder.added.clear()
     handle(world_, recorder, event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED))
     assert {"good-1", "good-2"} <= recorder.names()

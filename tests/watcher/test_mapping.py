@@ -9,11 +9,12 @@ import pytest
 from router_core.models import kube
 from router_core.world.config import Environment
 from router_core.world.status_merge import merge_status
+from tests.builders import KSERVE, Wire, http_route, service
+from tests.builders.kube import crd, ingress_config, managed, obj
+from tests.builders.watch import event, observed
 from watcher import mapping
 from watcher.mapping import WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent
-
-from .builders import KSERVE, Wire, configmap, crd, event, llmisvc, managed, obj, observed, route
 
 GW = "gateway.networking.k8s.io"
 INGRESS = {"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}
@@ -37,25 +38,17 @@ def world_of(case: Case) -> WatchedWorld:
     return world
 
 
-def gateway(name: str, namespace: str = "ns") -> Wire:
-    return obj(kube.GATEWAY, name, namespace)
-
-
-def pool(resource: kube.ResourceType, name: str, namespace: str = "ns") -> Wire:
-    return obj(resource, name, namespace)
-
-
 def with_route(**http: object) -> Wire:
     return {"route": {"http": http}}
 
 
 CASES = [
     # --- the service itself ---------------------------------------------------------------------
-    Case("a service event affects that service", event(llmisvc("a"), MODIFIED), [], [("ns", "a")]),
-    Case("a deleted service affects that service", event(llmisvc("a"), DELETED), [], [("ns", "a")]),
+    Case("a service event affects that service", event(service("a"), MODIFIED), [], [("ns", "a")]),
+    Case("a deleted service affects that service", event(service("a"), DELETED), [], [("ns", "a")]),
     Case(
         "a service found on the first list affects that service",
-        event(llmisvc("a"), initial=True),
+        event(service("a"), initial=True),
         [],
         [("ns", "a")],
     ),
@@ -63,7 +56,7 @@ CASES = [
     Case(
         "a managed HTTPRoute affects its owner",
         event(managed(kube.HTTPROUTE, "a-kserve-route", "a"), MODIFIED),
-        [llmisvc("a"), llmisvc("b")],
+        [service("a"), service("b")],
         [("ns", "a")],
     ),
     Case(
@@ -75,19 +68,19 @@ CASES = [
     Case(
         "a managed Deployment affects its owner",
         event(managed(kube.DEPLOYMENT, "a-kserve-router-scheduler", "a"), MODIFIED),
-        [llmisvc("a")],
+        [service("a")],
         [("ns", "a")],
     ),
     Case(
         "a managed v1alpha2 InferencePool affects its owner",
         event(managed(kube.POOL_V1ALPHA2, "a-inference-pool", "a"), DELETED),
-        [llmisvc("a")],
+        [service("a")],
         [("ns", "a")],
     ),
     Case(
         "an owner reference without the part-of label is not ownership",
         event(obj(kube.SERVICE, "x", owner="a"), MODIFIED),
-        [llmisvc("a")],
+        [service("a")],
         [],
     ),
     Case(
@@ -102,7 +95,7 @@ CASES = [
             ),
             MODIFIED,
         ),
-        [llmisvc("a")],
+        [service("a")],
         [],
     ),
     Case(
@@ -117,180 +110,180 @@ CASES = [
             ),
             MODIFIED,
         ),
-        [llmisvc("a")],
+        [service("a")],
         [],
     ),
     # --- Gateways ---------------------------------------------------------------------------------
     Case(
         "a gateway affects services whose status lists it",
-        event(gateway("gw", "infra"), MODIFIED),
-        [llmisvc("a", status=observed(("infra", "gw"))), llmisvc("b", status=observed(("other", "gw")))],
+        event(obj(kube.GATEWAY, "gw", "infra"), MODIFIED),
+        [service("a", status=observed(("infra", "gw"))), service("b", status=observed(("other", "gw")))],
         [("ns", "a")],
     ),
     Case(
         "a status gateway without namespace is in the service's namespace",
-        event(gateway("gw", "ns"), MODIFIED),
-        [llmisvc("a", status=observed((None, "gw")))],
+        event(obj(kube.GATEWAY, "gw", "ns"), MODIFIED),
+        [service("a", status=observed((None, "gw")))],
         [("ns", "a")],
     ),
     Case(
         "a gateway affects services whose gateway.refs name it",
-        event(gateway("gw", "infra"), MODIFIED),
-        [llmisvc("a", router={"gateway": {"refs": [{"name": "gw", "namespace": "infra"}]}})],
+        event(obj(kube.GATEWAY, "gw", "infra"), MODIFIED),
+        [service("a", router={"gateway": {"refs": [{"name": "gw", "namespace": "infra"}]}})],
         [("ns", "a")],
     ),
     Case(
         "a gateway ref without namespace is in the service's namespace",
-        event(gateway("gw", "ns"), DELETED),
+        event(obj(kube.GATEWAY, "gw", "ns"), DELETED),
         [
-            llmisvc("a", router={"gateway": {"refs": [{"name": "gw"}]}}),
-            llmisvc("b", "elsewhere", router={"gateway": {"refs": [{"name": "gw"}]}}),
+            service("a", router={"gateway": {"refs": [{"name": "gw"}]}}),
+            service("b", "elsewhere", router={"gateway": {"refs": [{"name": "gw"}]}}),
         ],
         [("ns", "a")],
     ),
     Case(
         "the default ingress gateway affects services using the route preset",
-        event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED),
-        [llmisvc("a", router={"route": {}}), llmisvc("b", router={"scheduler": {}}), llmisvc("c")],
+        event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED),
+        [service("a", router={"route": {}}), service("b", router={"scheduler": {}}), service("c")],
         [("ns", "a")],
     ),
     Case(
         "a gateway block without refs uses the configured ingress gateway",
-        event(gateway("public-gateway", "edge"), MODIFIED),
-        [llmisvc("a", router={"gateway": {}})],
+        event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED),
+        [service("a", router={"gateway": {}})],
         [("ns", "a")],
-        configmap=configmap(INGRESS),
+        configmap=ingress_config(INGRESS),
     ),
     Case(
         "the ingress gateway of the ConfigMap replaces the default one",
-        event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED),
-        [llmisvc("a", router={"route": {}})],
+        event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED),
+        [service("a", router={"route": {}})],
         [],
-        configmap=configmap(INGRESS),
+        configmap=ingress_config(INGRESS),
     ),
     Case(
         "a gateway affects services whose managed route spec names it as parent",
-        event(gateway("gw", "infra"), MODIFIED),
-        [llmisvc("a", router=with_route(spec={"parentRefs": [{"name": "gw", "namespace": "infra"}]}))],
+        event(obj(kube.GATEWAY, "gw", "infra"), MODIFIED),
+        [service("a", router=with_route(spec={"parentRefs": [{"name": "gw", "namespace": "infra"}]}))],
         [("ns", "a")],
     ),
     Case(
         "a gateway affects services through the parentRefs of a route they reference",
-        event(gateway("gw", "ns"), MODIFIED),
-        [llmisvc("a", router=with_route(refs=[{"name": "user-route"}])), llmisvc("b", router={"route": {}})],
+        event(obj(kube.GATEWAY, "gw", "ns"), MODIFIED),
+        [service("a", router=with_route(refs=[{"name": "user-route"}])), service("b", router={"route": {}})],
         [("ns", "a")],
-        routes=[route("user-route", parents=[{"name": "gw"}])],
+        routes=[http_route("user-route", parent_refs=[{"name": "gw"}])],
     ),
     Case(
         "a parentRef of another kind is not a gateway",
-        event(gateway("gw", "ns"), MODIFIED),
-        [llmisvc("a", router=with_route(refs=[{"name": "r"}]))],
+        event(obj(kube.GATEWAY, "gw", "ns"), MODIFIED),
+        [service("a", router=with_route(refs=[{"name": "r"}]))],
         [],
-        routes=[route("r", parents=[{"name": "gw", "kind": "Service", "group": ""}])],
+        routes=[http_route("r", parent_refs=[{"name": "gw", "kind": "Service", "group": ""}])],
     ),
     Case(
         "a gateway nobody uses affects nobody",
-        event(gateway("unused", "ns"), ADDED),
-        [llmisvc("a", router={"route": {}}), llmisvc("b")],
+        event(obj(kube.GATEWAY, "unused", "ns"), ADDED),
+        [service("a", router={"route": {}}), service("b")],
         [],
     ),
     # --- HTTPRoutes -------------------------------------------------------------------------------
     Case(
         "a route affects services whose status lists it",
-        event(route("r", "ns"), MODIFIED),
-        [llmisvc("a", status=observed(("infra", "gw"), routes=[(None, "r")])), llmisvc("b")],
+        event(http_route("r", "ns"), MODIFIED),
+        [service("a", status=observed(("infra", "gw"), routes=[(None, "r")])), service("b")],
         [("ns", "a")],
     ),
     Case(
         "a route affects services whose route.http.refs name it in their namespace",
-        event(route("r", "ns"), DELETED),
+        event(http_route("r", "ns"), DELETED),
         [
-            llmisvc("a", router=with_route(refs=[{"name": "r"}])),
-            llmisvc("b", "other", router=with_route(refs=[{"name": "r"}])),
+            service("a", router=with_route(refs=[{"name": "r"}])),
+            service("b", "other", router=with_route(refs=[{"name": "r"}])),
         ],
         [("ns", "a")],
     ),
     # --- InferencePools ---------------------------------------------------------------------------
     Case(
         "a v1 pool affects services of its namespace whose pool ref names it",
-        event(pool(kube.POOL_V1, "shared"), MODIFIED),
+        event(obj(kube.POOL_V1, "shared"), MODIFIED),
         [
-            llmisvc("a", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}}),
-            llmisvc("b", "other", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}}),
-            llmisvc("c", router={"scheduler": {}}),
+            service("a", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}}),
+            service("b", "other", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}}),
+            service("c", router={"scheduler": {}}),
         ],
         [("ns", "a")],
     ),
     Case(
         "a v1alpha2 pool affects services whose pool ref names it",
-        event(pool(kube.POOL_V1ALPHA2, "shared"), ADDED),
-        [llmisvc("a", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}})],
+        event(obj(kube.POOL_V1ALPHA2, "shared"), ADDED),
+        [service("a", router={"scheduler": {"pool": {"ref": {"name": "shared"}}}})],
         [("ns", "a")],
     ),
     # --- CRDs and configuration -------------------------------------------------------------------
     Case(
         "a Gateway API CRD affects every service",
         event(crd(GW, "httproutes")),
-        [llmisvc("a"), llmisvc("b", "other")],
+        [service("a"), service("b", "other")],
         [("ns", "a"), ("other", "b")],
     ),
     Case(
         "an InferencePool CRD of either group affects every service",
         event(crd("inference.networking.x-k8s.io", "inferencepools", ("v1alpha2",)), DELETED),
-        [llmisvc("a")],
+        [service("a")],
         [("ns", "a")],
     ),
     Case(
         "a CRD of an unrelated group affects nobody",
         event(crd("cert-manager.io", "certificates")),
-        [llmisvc("a")],
+        [service("a")],
         [],
     ),
     Case(
         "a CRD change that keeps its served versions affects nobody",
         event(crd(GW, "gateways"), MODIFIED, old=crd(GW, "gateways")),
-        [llmisvc("a")],
+        [service("a")],
         [],
     ),
     Case(
         "a CRD that starts serving another version affects every service",
         event(crd(GW, "gateways", ("v1", "v1beta1")), MODIFIED, old=crd(GW, "gateways")),
-        [llmisvc("a")],
+        [service("a")],
         [("ns", "a")],
     ),
     Case(
         "the router ConfigMap affects every service",
-        event(configmap(INGRESS), MODIFIED, old=configmap(None)),
-        [llmisvc("a"), llmisvc("b")],
+        event(ingress_config(INGRESS), MODIFIED, old=ingress_config(None)),
+        [service("a"), service("b")],
         [("ns", "a"), ("ns", "b")],
     ),
     Case(
         "the router ConfigMap deleted affects every service",
-        event(configmap(INGRESS), DELETED),
-        [llmisvc("a")],
+        event(ingress_config(INGRESS), DELETED),
+        [service("a")],
         [("ns", "a")],
     ),
     Case(
         "a ConfigMap change outside the ingress key affects nobody",
         event(
-            configmap(INGRESS) | {"data": {**configmap(INGRESS)["data"], "x": "1"}},
+            ingress_config(INGRESS) | {"data": {**ingress_config(INGRESS)["data"], "x": "1"}},
             MODIFIED,
-            old=configmap(INGRESS),
+            old=ingress_config(INGRESS),
         ),
-        [llmisvc("a")],
+        [service("a")],
         [],
     ),
     Case(
         "a ConfigMap of that name in another namespace affects nobody",
-        event(configmap(INGRESS, namespace="default"), MODIFIED),
-        [llmisvc("a")],
+        event(ingress_config(INGRESS, namespace="default"), MODIFIED),
+        [service("a")],
         [],
     ),
     # --- the start-up state -----------------------------------------------------------------------
     Case(
         "objects found on the first list affect nobody",
         event(managed(kube.HTTPROUTE, "a-kserve-route", "a"), initial=True),
-        [llmisvc("a", router={"route": {}})],
+        [service("a", router={"route": {}})],
         [],
     ),
 ]
@@ -303,8 +296,8 @@ def test_affected_services(case: Case) -> None:
 
 
 def test_the_reason_names_the_kind_the_object_and_what_happened() -> None:
-    world = world_of(Case("", event(llmisvc("a")), [llmisvc("a", router={"route": {}})], []))
-    ingress = event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED)
+    world = world_of(Case("", event(service("a")), [service("a", router={"route": {}})], []))
+    ingress = event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED)
     assert mapping.affected_services(ingress, world) == [
         Affected("ns", "a", "Gateway kserve/kserve-ingress-gateway modified")
     ]
@@ -315,42 +308,51 @@ def test_the_reason_names_the_kind_the_object_and_what_happened() -> None:
 
 
 def test_a_service_is_listed_once_when_several_rules_name_it() -> None:
-    svc = llmisvc(
+    svc = service(
         "a",
         router={"gateway": {"refs": [{"name": "gw"}]}, "route": {}},
         status=observed(("ns", "gw")),
     )
     world = world_of(Case("", event(svc), [svc], []))
-    assert len(mapping.affected_services(event(gateway("gw"), MODIFIED), world)) == 1
+    assert len(mapping.affected_services(event(obj(kube.GATEWAY, "gw"), MODIFIED), world)) == 1
 
 
 def test_a_new_ingress_setting_moves_the_gateway_trigger() -> None:
-    world = world_of(Case("", event(llmisvc("a")), [llmisvc("a", router={"route": {}})], []))
-    world.apply(event(configmap(INGRESS), ADDED))
-    assert mapping.affected_services(event(gateway("public-gateway", "edge"), MODIFIED), world) != []
-    world.apply(event(configmap(INGRESS), DELETED))
-    assert mapping.affected_services(event(gateway("public-gateway", "edge"), MODIFIED), world) == []
+    world = world_of(Case("", event(service("a")), [service("a", router={"route": {}})], []))
+    world.apply(event(ingress_config(INGRESS), ADDED))
+    assert (
+        mapping.affected_services(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED), world) != []
+    )
+    world.apply(event(ingress_config(INGRESS), DELETED))
+    assert (
+        mapping.affected_services(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED), world) == []
+    )
 
 
 def test_an_invalid_configmap_maps_like_the_defaults() -> None:
-    world = world_of(Case("", event(llmisvc("a")), [llmisvc("a", router={"route": {}})], []))
-    broken = configmap(None) | {"data": {"ingress": "{not json"}}
+    world = world_of(Case("", event(service("a")), [service("a", router={"route": {}})], []))
+    broken = ingress_config(None) | {"data": {"ingress": "{not json"}}
     world.apply(event(broken, MODIFIED))
-    default_gateway = event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED)
+    default_gateway = event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED)
     assert [a.name for a in mapping.affected_services(default_gateway, world)] == ["a"]
 
 
 def test_a_service_whose_spec_does_not_parse_still_maps_by_its_status() -> None:
-    svc = llmisvc("a", router={"route": "not an object"}, status=observed(("ns", "gw")))
+    svc = service("a", router={"route": "not an object"}, status=observed(("ns", "gw")))
     world = world_of(Case("", event(svc), [svc], []))
-    assert [a.name for a in mapping.affected_services(event(gateway("gw"), MODIFIED), world)] == ["a"]
+    assert [a.name for a in mapping.affected_services(event(obj(kube.GATEWAY, "gw"), MODIFIED), world)] == [
+        "a"
+    ]
 
 
 def test_a_deleted_service_is_forgotten() -> None:
-    svc = llmisvc("a", router={"route": {}})
+    svc = service("a", router={"route": {}})
     world = world_of(Case("", event(svc), [svc], []))
     world.apply(event(svc, DELETED))
-    assert mapping.affected_services(event(gateway("kserve-ingress-gateway", KSERVE), MODIFIED), world) == []
+    assert (
+        mapping.affected_services(event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED), world)
+        == []
+    )
 
 
 def _with_status(svc: Wire, status: Wire, resource_version: str) -> Wire:
@@ -358,7 +360,7 @@ def _with_status(svc: Wire, status: Wire, resource_version: str) -> Wire:
 
 
 def test_the_routers_own_status_write_does_not_trigger_a_pass() -> None:
-    before = _with_status(llmisvc("a"), {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}, "1")
+    before = _with_status(service("a"), {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}, "1")
     world = world_of(Case("status echo", event(before), [before], []))
     router_fields = {
         "url": "http://x/",
@@ -373,7 +375,7 @@ def test_the_routers_own_status_write_does_not_trigger_a_pass() -> None:
 
 def test_a_status_change_by_another_controller_still_triggers_a_pass() -> None:
     before = _with_status(
-        llmisvc("a"), {"conditions": [{"type": "WorkloadsReady", "status": "Unknown"}]}, "1"
+        service("a"), {"conditions": [{"type": "WorkloadsReady", "status": "Unknown"}]}, "1"
     )
     after = _with_status(before, {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}, "2")
     assert [
@@ -385,7 +387,7 @@ def test_a_status_change_by_another_controller_still_triggers_a_pass() -> None:
 
 
 def test_a_spec_change_after_a_status_write_still_triggers_a_pass() -> None:
-    before = _with_status(llmisvc("a"), {}, "1")
+    before = _with_status(service("a"), {}, "1")
     after = {**_with_status(before, {}, "2"), "spec": {"router": {"route": {}}}}
     assert [
         a[:2]
@@ -397,7 +399,7 @@ def test_a_spec_change_after_a_status_write_still_triggers_a_pass() -> None:
 
 def test_the_routers_first_status_write_does_not_trigger_a_pass() -> None:
     """The first write also fills in ``WorkloadsReady=Unknown`` (knative's initialisation): still an echo."""
-    before = _with_status(llmisvc("a"), {}, "1")
+    before = _with_status(service("a"), {}, "1")
     planned = {
         "url": "http://a.ns/",
         "observedGeneration": 1,

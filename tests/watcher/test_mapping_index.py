@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 
 from router_core.models import kube
 from router_core.world.config import Environment
+from tests.builders import KSERVE, Wire, http_route, service
+from tests.builders.kube import ingress_config, obj
+from tests.builders.watch import event, observed
 from watcher import mapping, uses
 from watcher.mapping import WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED
-
-from .builders import KSERVE, Wire, configmap, event, llmisvc, obj, observed, route
 
 ENV = Environment(kserve_namespace=KSERVE)
 NAMESPACES = ("ns", "other")
@@ -68,14 +69,14 @@ def statuses(draw: st.DrawFn) -> Wire | None:
 
 
 services = st.builds(
-    lambda name, namespace, router, status: llmisvc(name, namespace, router=router, status=status),
+    lambda name, namespace, router, status: service(name, namespace, router=router, status=status),
     st.sampled_from(["a", "b", "c"]),
     st.sampled_from(NAMESPACES),
     router_specs(),
     statuses(),
 )
 routes = st.builds(
-    lambda name, namespace, parents: route(name, namespace, parents=parents),
+    lambda name, namespace, parents: http_route(name, namespace, parent_refs=parents),
     st.sampled_from(ROUTES),
     st.sampled_from(NAMESPACES),
     st.lists(gateway_ref, min_size=1, max_size=2),
@@ -90,8 +91,8 @@ any_step = st.lists(
         services.map(lambda s: ("delete", s)),
         routes.map(lambda r: ("put", r)),
         routes.map(lambda r: ("delete", r)),
-        configmaps.map(lambda c: ("put", configmap(c))),
-        st.just(("delete", configmap(None))),
+        configmaps.map(lambda c: ("put", ingress_config(c))),
+        st.just(("delete", ingress_config(None))),
     ),
     max_size=15,
 )
@@ -168,8 +169,8 @@ NAMES_R1: Wire = {"http": {"refs": [{"name": "r1"}]}}
 def _world_of(n: int) -> WatchedWorld:
     """``n`` services using the default gateway, one of which also names route r1 and pool p1."""
     world = WatchedWorld.empty(ENV)
-    world.apply(event(route("r1", parents=[{"name": "gw"}]), initial=True))
-    world.apply(event(configmap({"ingressGateway": "x"}), initial=True))
+    world.apply(event(http_route("r1", parent_refs=[{"name": "gw"}]), initial=True))
+    world.apply(event(ingress_config({"ingressGateway": "x"}), initial=True))
     for i in range(n):
         router: Wire = {"route": {}, "scheduler": {}}
         if i == 0:
@@ -177,7 +178,7 @@ def _world_of(n: int) -> WatchedWorld:
                 "route": {"http": {"refs": [{"name": "r1"}]}},
                 "scheduler": {"pool": {"ref": {"name": "p1"}}},
             }
-        world.apply(event(llmisvc(f"s{i:05}", router=router), initial=True))
+        world.apply(event(service(f"s{i:05}", router=router), initial=True))
     return world
 
 
@@ -196,13 +197,13 @@ def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> lis
 def _work_per_event(n: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[int, int, int]]:
     """(merged-spec evaluations, per-service use evaluations, services affected) for each kind of event."""
     world = _world_of(n)
-    first = llmisvc("s00000", router={"route": {"http": {"refs": [{"name": "r1"}]}}})
+    first = service("s00000", router={"route": {"http": {"refs": [{"name": "r1"}]}}})
     echo = {
         **first,
         "status": {"url": "http://s/", "conditions": [{"type": "RouterReady", "status": "True"}]},
     }
     events = {
-        "user route modified": event(route("r1", parents=[{"name": "gw2"}]), MODIFIED),
+        "user route modified": event(http_route("r1", parent_refs=[{"name": "gw2"}]), MODIFIED),
         "pool modified": event(obj(kube.POOL_V1, "p1"), MODIFIED),
         "named gateway modified": event(obj(kube.GATEWAY, "gw"), MODIFIED),
         "unused gateway modified": event(obj(kube.GATEWAY, "nobody"), MODIFIED),
@@ -232,7 +233,9 @@ def test_a_new_ingress_gateway_in_the_config_reindexes_every_service() -> None:
     """The config is the one change whose cost is every service: each one's default gateway moves."""
     world = _world_of(5)
     world.apply(
-        event(configmap({"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}), MODIFIED)
+        event(
+            ingress_config({"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}), MODIFIED
+        )
     )
     moved = mapping.affected_services(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED), world)
     assert len(moved) == 4  # all but the one that names its own route

@@ -5,6 +5,7 @@ is always synced and never behind (its reads are the API's, faults and holds inc
 API-server rules the activities rely on (uids, resourceVersions and 409 on a stale write, 404 as
 "absent", discovery of served kinds), so the production ``RouterActivities`` and the real planning
 core run unchanged on top of it.
+The JSON merge patch is the stand-in's own (one implementation of RFC 7386 in the repository).
 Tests change the world directly (``put``, ``remove``, ``served``) and queue faults (``fail``) or hold a
 call (``hold``) to control what the activities see.
 """
@@ -16,10 +17,10 @@ import itertools
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from activities.cluster_api import ApiError, Wire
 from activities.events import EVENT
+from apiserver_standin.patches import merge_patch
 from cluster_cache.model import SeenVersion
 from router_core.models.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
 
@@ -184,7 +185,7 @@ class FakeCluster:
             stored = self._objects.get(key)
             if stored is None:
                 raise ApiError(404, f"{type_.plural} {name!r} not found")
-            merged = _merge_patch(stored, patch)
+            merged = merge_patch(stored, patch)
             merged["metadata"]["resourceVersion"] = str(next(self._versions))
             self._objects[key] = merged
             self.writes.append(f"patch {type_.kind} {key}")
@@ -198,7 +199,7 @@ class FakeCluster:
             if stored is None:
                 raise ApiError(404, f"{type_.plural} {name!r} not found")
             merged = copy.deepcopy(stored)
-            merged["status"] = _merge_patch(stored.get("status") or {}, patch.get("status") or {})
+            merged["status"] = merge_patch(stored.get("status") or {}, patch.get("status") or {})
             merged["metadata"]["resourceVersion"] = str(next(self._versions))
             self._objects[key] = merged
             self.writes.append(f"patch_status {type_.kind} {key}")
@@ -339,19 +340,6 @@ def _key(obj: Wire) -> ObjectKey:
 def _has_labels(obj: Wire, labels: Mapping[str, str]) -> bool:
     have = (obj.get("metadata") or {}).get("labels") or {}
     return all(have.get(k) == v for k, v in labels.items())
-
-
-def _merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch: ``None`` removes a key."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for name, value in patch.items():
-        if value is None:
-            result.pop(name, None)
-        else:
-            result[name] = _merge_patch(result.get(name), value)
-    return result
 
 
 def annotations_of(cluster: FakeCluster, namespace: str, name: str) -> dict[str, str]:

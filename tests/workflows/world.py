@@ -7,62 +7,43 @@ from __future__ import annotations
 from typing import Any
 
 from activities.models import ServiceKey
+from router_core import naming
 from router_core.world.config import Environment
-
-Wire = dict[str, Any]
+from tests import builders as b
+from tests.builders import Wire, kube
 
 NAMESPACE = "llm"
 NAME = "opt"
 KEY = ServiceKey(namespace=NAMESPACE, name=NAME)
-ROUTE = f"{NAME}-kserve-route"
+ROUTE = naming.route_name(NAME)
 #: What a first pass creates, as ``FakeCluster.kinds()`` lists them.
 MANAGED = [
     f"HTTPRoute {NAMESPACE}/{ROUTE}",
-    f"InferencePool {NAMESPACE}/{NAME}-inference-pool",
-    f"Service {NAMESPACE}/{NAME}-epp-service",
+    f"InferencePool {NAMESPACE}/{naming.pool_name(NAME)}",
+    f"Service {NAMESPACE}/{naming.epp_service_name(NAME)}",
 ]
 ENV = Environment()
 
 
 def service(name: str = NAME, namespace: str = NAMESPACE, *, stopped: bool = False, **router: Any) -> Wire:
     """An LLMInferenceService with the well-known router presets (``router`` overrides them)."""
-    meta: Wire = {"name": name, "namespace": namespace}
-    if stopped:
-        meta["annotations"] = {"serving.kserve.io/stop": "true"}
-    return {
-        "apiVersion": "serving.kserve.io/v1alpha2",
-        "kind": "LLMInferenceService",
-        "metadata": meta,
-        "spec": {
-            "model": {"uri": "hf://facebook/opt-125m", "name": "facebook/opt-125m"},
-            "router": router or {"route": {}, "gateway": {}, "scheduler": {}},
-        },
-    }
+    return b.service(
+        name,
+        namespace,
+        uid=None,
+        generation=None,
+        model=b.model(),
+        router=router or b.presets(),
+        stopped=stopped,
+    )
 
 
 def gateway_class(name: str = "istio") -> Wire:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "GatewayClass",
-        "metadata": {"name": name},
-        "spec": {"controllerName": "istio.io/gateway-controller"},
-    }
+    return b.gateway_class(name, "istio.io/gateway-controller")
 
 
 def ingress_gateway(name: str = "kserve-ingress-gateway", namespace: str = "kserve") -> Wire:
-    return {
-        "apiVersion": "gateway.networking.k8s.io/v1",
-        "kind": "Gateway",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "gatewayClassName": "istio",
-            "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
-        },
-        "status": {
-            "addresses": [{"type": "IPAddress", "value": "203.0.113.10"}],
-            "conditions": [{"type": "Programmed", "status": "True", "reason": "Programmed"}],
-        },
-    }
+    return b.gateway(name, namespace, addresses=[("IPAddress", "203.0.113.10")])
 
 
 def minimal_world(**service_args: Any) -> list[Wire]:
@@ -76,9 +57,4 @@ def missing_gateway_reference() -> Wire:
 
 def bad_ingress_config(namespace: str = "kserve") -> Wire:
     """KServe's ``inferenceservice-config`` with an ingress entry that is not JSON: the pass fails."""
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "inferenceservice-config", "namespace": namespace},
-        "data": {"ingress": "{not json"},
-    }
+    return kube.configmap("inferenceservice-config", namespace, ingress="{not json")

@@ -1,4 +1,4 @@
-"""Builders for the URL discovery and addressing tests (spec 3.7.3-3.7.8, edge cases 1-42 and 84).
+"""Typed (pydantic) objects for the URL discovery and addressing rules (spec 3.7.3-3.7.8, cases 1-42, 84).
 
 Defaults follow the preamble of spec section 5: route ``test-ns/route`` with one parentRef to
 ``test-ns/gw``, Gateway class ``istio``, an ``HTTP`` listener on port 80, no Services, URL scheme ``""``
