@@ -35,9 +35,10 @@ async def run_worker(
             activities,
             executor,
             settings.sizing(),
+            settings.deployment(),
         )
         runner = asyncio.create_task(worker.run())
-        log.info("worker polling task queue %s", settings.task_queue)
+        log.info("worker polling task queue %s%s", settings.task_queue, _version_note(settings))
         stopping = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if runner in done:
@@ -47,3 +48,12 @@ async def run_worker(
         log.info("stopping the worker: waiting for running activities")
         await worker.shutdown()
         await runner
+
+
+def _version_note(settings: OrchestratorSettings) -> str:
+    if settings.deployment_name is None:
+        return " (unversioned)"
+    return (
+        f" as build {settings.build_id} of Worker Deployment {settings.deployment_name}; it gets tasks once "
+        "that version is current (temporal worker deployment set-current-version, or the controller)"
+    )

@@ -46,6 +46,7 @@ class PassSummary(BaseModel):
     writes: int = 0
     status_written: bool = False
     finished_at: datetime | None = None
+    build_id: str | None = None  # the versioned worker's build that ran the pass (Worker Versioning)
 
 
 class WorkflowState(BaseModel):

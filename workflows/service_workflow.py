@@ -4,7 +4,9 @@ It waits for a trigger (a ``reconcile`` signal from the watcher, a stop/resume, 
 timer, runs one pass made of activities, and repeats. Triggers that arrive during a pass are coalesced
 into the next one. A pass that ends without reconciling (a missing CRD, invalid references, an API that
 refuses a write) is not retried in a loop: its status is written and the next pass waits for a trigger
-or a capped backoff re-check. The workflow ends when the object is gone.
+or a capped backoff re-check. The workflow ends when the object is gone. Under Worker Versioning each
+run is pinned to its build and moves to the new current version by continuing-as-new
+(``workflows.versioning``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from activities.models import (
 from activities.router_activities import RouterActivities
 from cluster_cache.model import SeenVersion
 from router_core.phases import Phase
-from workflows import descriptions, pass_log, pass_telemetry, search_attributes, summaries
+from workflows import descriptions, pass_log, pass_telemetry, search_attributes, summaries, versioning
 from workflows.models import (
     MAX_SEEN,
     WORKFLOW_NAME,
@@ -103,14 +105,23 @@ class LLMInferenceServiceWorkflow:
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
         while not self._state.gone:
             await self._wait_for_trigger()
+            if versioning.target_changed() and not self._state.gone:
+                await self._continue_as_new(request, versioning.MOVE)  # the pending pass runs on the new one
             if not self._state.gone:  # a pass of the reconcile_now update may have found it gone
                 await self._reconcile()
             if workflow.info().is_continue_as_new_suggested() and not self._state.gone:
-                # Let signal and update handlers finish so nothing they started is lost.
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(request.model_copy(update={"state": self._state}))
+                await self._continue_as_new(request)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
+
+    async def _continue_as_new(
+        self, request: ServiceWorkflowInput, move: workflow.ContinueAsNewVersioningBehavior | None = None
+    ) -> None:
+        # Let signal and update handlers finish so nothing they started is lost.
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.continue_as_new(
+            request.model_copy(update={"state": self._state}), initial_versioning_behavior=move
+        )
 
     @workflow.signal(description=descriptions.RECONCILE)
     def reconcile(self, signal: ReconcileSignal | None = None) -> None:
@@ -153,7 +164,7 @@ class LLMInferenceServiceWorkflow:
         try:
             timeout = self._next_check()
             await workflow.wait_condition(
-                lambda: bool(self._state.pending_reasons) or self._state.gone,
+                lambda: bool(self._state.pending_reasons) or self._state.gone or versioning.target_changed(),
                 timeout=timeout,
                 timeout_summary=descriptions.wait_summary(timeout, self._state.recheck_attempt),
             )
@@ -183,6 +194,7 @@ class LLMInferenceServiceWorkflow:
                     summary = summaries.failed_pass(err, workflow.now())
                     self._state.last_error = summary.message
                 observed.finished(summary)
+            summary.build_id = versioning.build_id()
             self._state.pass_count += 1
             pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
             self._state.last = summary
