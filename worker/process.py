@@ -13,6 +13,7 @@ from temporalio.client import Client
 from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
 from router_core.config import Environment
+from worker import versioning
 from worker.factory import build_worker
 from worker.settings import OrchestratorSettings
 
@@ -35,7 +36,7 @@ async def run_worker(
             activities,
             executor,
             settings.sizing(),
-            settings.deployment(),
+            versioning.deployment_config(settings.deployment_name, settings.build_id),
         )
         runner = asyncio.create_task(worker.run())
         log.info("worker polling task queue %s%s", settings.task_queue, _version_note(settings))

@@ -10,30 +10,31 @@ unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTL
 set and no tracing otherwise, so a cluster without a collector is not sent spans) and
 ``OTEL_SDK_DISABLED=true``.
 
+Worker Versioning (``worker.versioning``): ``LLMISVC_ROUTER_DEPLOYMENT_NAME`` (off when unset),
+``LLMISVC_ROUTER_BUILD_ID``, ``LLMISVC_ROUTER_IMAGE_TAG``.
+
 Sizing of the worker (:class:`~worker.factory.WorkerSizing`) and of the Kubernetes client's connection
 pool: ``LLMISVC_ROUTER_ACTIVITY_THREADS``, ``LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS``,
 ``LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS``, ``LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS`` and
 ``LLMISVC_ROUTER_KUBE_CONNECTIONS`` (at least the activity threads; by default the threads plus room
 for the watcher's watch streams, which share the pool in ``llmisvc-router run``).
-
-Worker Versioning (``worker.versioning``): ``LLMISVC_ROUTER_DEPLOYMENT_NAME`` (off when unset),
-``LLMISVC_ROUTER_BUILD_ID``, ``LLMISVC_ROUTER_IMAGE_TAG``.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
-from temporalio.worker import WorkerDeploymentConfig
 
-from worker import telemetry, versioning
+from worker import telemetry
 from worker.factory import DATA_CONVERTER, WorkerSizing
+from worker.versioning import BuildId, DeploymentName, default_build_id, package_version
+from worker.versioning import from_env as versioning_from_env
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 
 #: Connections kept beyond the activity threads: one per watch stream of ``llmisvc-router run`` (about
@@ -48,6 +49,9 @@ class SettingsError(ValueError):
 class OrchestratorSettings(BaseModel):
     task_queue: str = DEFAULT_TASK_QUEUE
     resync_seconds: int = DEFAULT_RESYNC_SECONDS
+    # Worker Versioning (worker.versioning): a version of this Worker Deployment; None: unversioned.
+    deployment_name: DeploymentName = None
+    build_id: BuildId = Field(default_factory=lambda: default_build_id(package_version(), None))
     kubeconfig: str | None = None
     kube_context: str | None = None
     namespaces: list[str] = []  # empty: all namespaces
@@ -58,11 +62,6 @@ class OrchestratorSettings(BaseModel):
     kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
-    # Worker Versioning: a version of this Worker Deployment, or unversioned when None.
-    deployment_name: Annotated[str | None, AfterValidator(versioning.check_deployment_name)] = None
-    build_id: Annotated[str, AfterValidator(versioning.check_build_id)] = Field(
-        default_factory=lambda: versioning.default_build_id(versioning.package_version(), None)
-    )
 
     @model_validator(mode="after")
     def _pool_fits_threads(self) -> OrchestratorSettings:
@@ -99,13 +98,11 @@ class OrchestratorSettings(BaseModel):
             activity_task_pollers=self.activity_task_pollers,
         )
 
-    def deployment(self) -> WorkerDeploymentConfig | None:
-        return versioning.deployment_config(self.deployment_name, self.build_id)
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
         values = os.environ if env is None else env
         raw: dict[str, Any] = {
+            **versioning_from_env(values),
             "task_queue": values.get("LLMISVC_ROUTER_TASK_QUEUE"),
             "resync_seconds": values.get("LLMISVC_ROUTER_RESYNC_SECONDS"),
             "kubeconfig": values.get("KUBECONFIG"),
@@ -118,7 +115,6 @@ class OrchestratorSettings(BaseModel):
             "kube_connections": values.get("LLMISVC_ROUTER_KUBE_CONNECTIONS"),
             "metrics_port": values.get("LLMISVC_ROUTER_METRICS_PORT") or None,
             "trace_exporters": trace_exporters(values),
-            **versioning.from_env(values),
         }
         try:
             return cls.model_validate({k: v for k, v in raw.items() if v is not None})
@@ -141,18 +137,22 @@ _SIZING_NAMES = {
     "activity_task_pollers": "ACTIVITY_TASK_POLLERS",
     "kube_connections": "KUBE_CONNECTIONS",
 }
-_FLAG_NAMES = {
-    field: "--" + field.replace("_", "-") for field in [*_SIZING_NAMES, "deployment_name", "build_id"]
-}
+_FLAG_NAMES = {field: "--" + field.replace("_", "-") for field in _SIZING_NAMES}
 _ENV_NAMES = {
     "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
     "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
     **{field: f"LLMISVC_ROUTER_{suffix}" for field, suffix in _SIZING_NAMES.items()},
     "metrics_port": "LLMISVC_ROUTER_METRICS_PORT",
     "trace_exporters": "OTEL_TRACES_EXPORTER",
-    "deployment_name": "LLMISVC_ROUTER_DEPLOYMENT_NAME (or TEMPORAL_DEPLOYMENT_NAME)",
-    "build_id": "LLMISVC_ROUTER_BUILD_ID (or TEMPORAL_WORKER_BUILD_ID)",
 }
+
+
+# Worker Versioning (worker.versioning): its variables and flags, named in errors like the others.
+_FLAG_NAMES.update(deployment_name="--deployment-name", build_id="--build-id")
+_ENV_NAMES.update(
+    deployment_name="LLMISVC_ROUTER_DEPLOYMENT_NAME (or TEMPORAL_DEPLOYMENT_NAME)",
+    build_id="LLMISVC_ROUTER_BUILD_ID (or TEMPORAL_WORKER_BUILD_ID)",
+)
 
 
 def trace_exporters(values: Mapping[str, str]) -> list[str]:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from importlib import metadata
+from typing import Annotated
 
+from pydantic import AfterValidator
 from temporalio.common import WorkerDeploymentVersion
 from temporalio.worker import WorkerDeploymentConfig
 
@@ -76,6 +78,10 @@ def check_build_id(build_id: str) -> str:
             "starting and ending with a letter or digit"
         )
     return build_id
+
+
+DeploymentName = Annotated[str | None, AfterValidator(check_deployment_name)]
+BuildId = Annotated[str, AfterValidator(check_build_id)]
 
 
 def deployment_config(deployment_name: str | None, build_id: str) -> WorkerDeploymentConfig | None:

@@ -105,23 +105,16 @@ class LLMInferenceServiceWorkflow:
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
         while not self._state.gone:
             await self._wait_for_trigger()
-            if versioning.target_changed() and not self._state.gone:
-                await self._continue_as_new(request, versioning.MOVE)  # the pending pass runs on the new one
+            if versioning.target_changed() and not self._state.gone:  # the pending pass runs there
+                await versioning.continue_on_target(request.model_copy(update={"state": self._state}))
             if not self._state.gone:  # a pass of the reconcile_now update may have found it gone
                 await self._reconcile()
             if workflow.info().is_continue_as_new_suggested() and not self._state.gone:
-                await self._continue_as_new(request)
+                # Let signal and update handlers finish so nothing they started is lost.
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(request.model_copy(update={"state": self._state}))
         await workflow.wait_condition(workflow.all_handlers_finished)
         return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
-
-    async def _continue_as_new(
-        self, request: ServiceWorkflowInput, move: workflow.ContinueAsNewVersioningBehavior | None = None
-    ) -> None:
-        # Let signal and update handlers finish so nothing they started is lost.
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(
-            request.model_copy(update={"state": self._state}), initial_versioning_behavior=move
-        )
 
     @workflow.signal(description=descriptions.RECONCILE)
     def reconcile(self, signal: ReconcileSignal | None = None) -> None:

@@ -10,8 +10,12 @@ docs/operations.md (*Versioned rollouts*). On an unversioned worker all of this 
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from temporalio import workflow
 from temporalio.common import VersioningBehavior
+
+from workflows.models import ServiceWorkflowInput
 
 #: Declared by versioned workers (``worker.versioning``) as their default rather than in ``workflow.defn``:
 #: the SDK would send a ``defn`` behaviour from unversioned workers too, and the server refuses that.
@@ -29,3 +33,10 @@ def build_id() -> str | None:
     """The build ID of the versioned worker running this task; None on an unversioned worker."""
     version = workflow.info().get_current_deployment_version()
     return version.build_id if version is not None and version.deployment_name else None
+
+
+async def continue_on_target(next_run: ServiceWorkflowInput) -> NoReturn:
+    """Continue as new on the target version, once signal and update handlers have finished; the state in
+    ``next_run`` carries the pending triggers, so the pass they asked for runs on the new build."""
+    await workflow.wait_condition(workflow.all_handlers_finished)
+    workflow.continue_as_new(next_run, initial_versioning_behavior=MOVE)

@@ -18,7 +18,7 @@ VERSION = versioning.package_version()
 def test_versioning_is_off_without_a_deployment_name() -> None:
     settings = OrchestratorSettings.from_env({})
     assert settings.deployment_name is None
-    assert settings.deployment() is None
+    assert versioning.deployment_config(settings.deployment_name, settings.build_id) is None
     assert settings.build_id == VERSION
 
 
@@ -26,7 +26,7 @@ def test_a_deployment_name_makes_the_worker_a_pinned_version_of_that_deployment(
     settings = OrchestratorSettings.from_env(
         {"LLMISVC_ROUTER_DEPLOYMENT_NAME": "llmisvc-router", "LLMISVC_ROUTER_BUILD_ID": "2026-12-01.1"}
     )
-    config = settings.deployment()
+    config = versioning.deployment_config(settings.deployment_name, settings.build_id)
     assert config is not None and config.use_worker_versioning
     assert config.version == WorkerDeploymentVersion("llmisvc-router", "2026-12-01.1")
     assert config.default_versioning_behavior == VersioningBehavior.PINNED

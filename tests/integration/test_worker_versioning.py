@@ -41,6 +41,7 @@ from tests.integration.conftest import TEMPORAL
 from tests.integration.harness import TUNING, WORKER_AGENT, Stack, seed, until
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.runner import stop_cache
+from worker import versioning
 from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import PassSummary, ReconcileSignal, WorkflowState
@@ -169,7 +170,7 @@ async def versioned_worker(
             activities,
             executor,
             WorkerSizing(activity_threads=4),
-            settings.deployment(),
+            versioning.deployment_config(settings.deployment_name, settings.build_id),
         )
         yield await stack.enter_async_context(worker)
 
