@@ -52,6 +52,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("opt-a", "opt-b", "opt-c")
 BUILD_A, BUILD_B = "0.1.0-a", "0.1.0-b"
+PATIENCE = 60.0  # seconds for a step on a loaded machine (each takes well under 2 s when idle)
 #: Drainage checked every second, with a 2 s grace for visibility (production: 3 minutes each).
 DRAINAGE = (
     "matching.wv.VersionDrainageStatusVisibilityGracePeriod",
@@ -120,7 +121,7 @@ async def set_current(client: Client, deployment: str, build: str) -> None:
             return False
         return True
 
-    await until(attempt, f"{deployment}.{build} to become current", timeout=30, interval=0.5)
+    await until(attempt, f"{deployment}.{build} to become current", timeout=PATIENCE, interval=0.5)
 
 
 async def routing_propagated(client: Client, deployment: str) -> None:
@@ -134,7 +135,7 @@ async def routing_propagated(client: Client, deployment: str) -> None:
         state = described.worker_deployment_info.routing_config_update_state
         return state == RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_COMPLETED
 
-    await until(probe, f"the routing of {deployment} to propagate", timeout=30, interval=0.2)
+    await until(probe, f"the routing of {deployment} to propagate", timeout=PATIENCE, interval=0.2)
 
 
 async def describe_version(client: Client, deployment: str, build: str) -> dict[str, Any]:
@@ -187,7 +188,7 @@ async def pass_on(stack: Stack, name: str, count: int, build: str) -> WorkflowSt
         done = state.pass_count >= count and not state.pending_reasons
         return state if done and state.last is not None and state.last.build_id == build else None
 
-    return await until(probe, f"pass {count} of {name} on build {build}")
+    return await until(probe, f"pass {count} of {name} on build {build}", timeout=PATIENCE)
 
 
 async def runs(temporal: Client, workflow_id: str) -> list[Sequence[HistoryEvent]]:
@@ -258,7 +259,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
                 await until(
                     lambda: _is(drainage(temporal, deployment, BUILD_A), "drained"),
                     f"{BUILD_A} to drain",
-                    timeout=30,
+                    timeout=PATIENCE,
                     interval=0.5,
                 )
                 timeline.note(f"describe-version {BUILD_A}: drained")
