@@ -14,9 +14,9 @@ COPY activities/ activities/
 COPY cluster_cache/ cluster_cache/
 COPY workflows/ workflows/
 COPY worker/ worker/
+COPY runtime/ runtime/
 COPY watcher/ watcher/
 COPY llmisvc_router/ llmisvc_router/
-COPY apiserver_standin/ apiserver_standin/
 RUN uv sync --frozen --no-dev --no-editable
 
 FROM python:3.11-slim

@@ -21,7 +21,7 @@ test: bootstrap
 	@scripts/ensure-chromium
 	$(VENV)/pytest -q
 
-## check: lint, types and the import contracts (the pure core does no I/O)
+## check: lint, types and the import contracts (the pure core does no I/O; packages and core in layers)
 check: bootstrap
 	$(VENV)/ruff check .
 	$(VENV)/ruff format --check .

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from activities.cluster_api import ClusterApi, ClusterView, Wire
-from router_core.kube import BUILTIN_TYPES, ObjectKey, ResourceType
+from router_core.models.kube import BUILTIN_TYPES, ObjectKey, ResourceType
 
 
 class CachedReader:
-    """Implements ``router_core.state.Reader``; counts the requests it had to make."""
+    """Implements ``router_core.world.snapshot.Reader``; counts the requests it had to make."""
 
     def __init__(self, view: ClusterView, api: ClusterApi) -> None:
         self.view = view

@@ -8,19 +8,36 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from cluster_cache.model import SeenVersion
-from router_core.kube import ResourceType
+from router_core.models.kube import ResourceType
 
 Wire = dict[str, Any]
 
+# --- how long a call may take (docs/operations.md, *Timeouts*) ----------------------------------------
+#: (connect, read) seconds of one request: a hung server fails it well inside an activity attempt.
+REQUEST_TIMEOUT = (3.0, 10.0)
+#: A GET that failed fast (no answer, 5xx, 429 with a short Retry-After) is tried again inside the
+#: attempt this many times (``activities.kube_api``), after pauses of at most READ_PAUSE_CAP seconds.
+READ_RETRIES = 2
+READ_BACKOFF = (0.2, 0.5)
+READ_PAUSE_CAP = 1.0
+#: Only a try that failed within this many seconds is tried again: a slow failure has spent its time.
+FAST_FAILURE = 1.0
+#: The longest one call may take: a GET's fast failures and pauses, then a full timeout.
+REQUEST_BUDGET = sum(REQUEST_TIMEOUT) + READ_RETRIES * (FAST_FAILURE + READ_PAUSE_CAP)
+
 
 class ApiError(Exception):
-    """An API call failed. ``status`` is the HTTP code, 0 for a connection error or timeout."""
+    """An API call failed. ``status`` is the HTTP code, 0 for a connection error or timeout
+    (``timed_out``: the request got no answer in time)."""
 
-    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, retry_after: float | None = None, *, timed_out: bool = False
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.retry_after = retry_after
+        self.timed_out = timed_out
 
     @property
     def is_transient(self) -> bool:
@@ -33,8 +50,6 @@ class ClusterApi(Protocol):
 
     def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]: ...
 
-    def served(self, types: list[ResourceType]) -> set[ResourceType]: ...
-
     def create(self, type_: ResourceType, body: Wire) -> Wire: ...
 
     def replace(self, type_: ResourceType, body: Wire) -> Wire: ...
@@ -45,7 +60,15 @@ class ClusterApi(Protocol):
 
     def patch_status_merge(self, type_: ResourceType, namespace: str, name: str, patch: Wire) -> Wire: ...
 
-    def delete(self, type_: ResourceType, namespace: str, name: str) -> None: ...
+    def delete(
+        self,
+        type_: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> None: ...
 
 
 class ClusterView(Protocol):

@@ -4,25 +4,55 @@ Objects travel as plain JSON dicts (the core's models validate them), so any res
 goes through the same few calls. Every failure becomes an :class:`~activities.cluster_api.ApiError`
 carrying the HTTP status, the server's message and any ``Retry-After``. Every request gets a span and a
 count (:mod:`activities.api_telemetry`).
+
+Timeouts compose with Temporal's (docs/operations.md, *Timeouts*): urllib3's own retries are off
+(:data:`CLIENT_RETRIES`), because Temporal retries the activity, and a request is bounded by
+:data:`REQUEST_TIMEOUT`, well inside an activity attempt. Only reads, which are idempotent, are tried
+again inside an attempt (:data:`READ_RETRIES`), so one failed GET does not throw away the others.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import urllib3
+import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from activities.api_telemetry import DISCOVERY, ApiTelemetry
-from activities.cluster_api import ApiError, Wire
-from router_core.kube import ResourceType
+from activities.cluster_api import (
+    FAST_FAILURE,
+    READ_BACKOFF,
+    READ_PAUSE_CAP,
+    READ_RETRIES,
+    REQUEST_TIMEOUT,
+    ApiError,
+    Wire,
+)
+from router_core.models.kube import ResourceType, collection_path
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
-REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds: a hung server fails the attempt, Temporal retries
+#: urllib3's retries: off. Its default (3, PUT and DELETE included) multiplied the read timeout past the
+#: attempt timeout and replayed writes that Temporal retries anyway, after re-validating them.
+CLIENT_RETRIES = False
+
+
+#: What the kubernetes config loaders raise for a kubeconfig (or service account) they cannot use: a
+#: missing key, YAML that does not parse, a field of the wrong shape, an unreadable file.
+CONFIG_ERRORS = (
+    k8s_config.ConfigException,
+    yaml.YAMLError,
+    OSError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+)
 
 
 def load_api_client(
@@ -31,6 +61,7 @@ def load_api_client(
     """A client from a kubeconfig (the argument, ``$KUBECONFIG`` or ~/.kube/config), else in-cluster;
     ``connections`` is the most connections urllib3 keeps open (default: the client's, 5 per CPU)."""
     configuration = k8s.Configuration()
+    configuration.retries = CLIENT_RETRIES
     if connections is not None:
         configuration.connection_pool_maxsize = connections
     try:
@@ -42,13 +73,6 @@ def load_api_client(
             raise
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     return k8s.ApiClient(configuration)
-
-
-def collection_path(type_: ResourceType, namespace: str) -> str:
-    base = f"/apis/{type_.group}/{type_.version}" if type_.group else f"/api/{type_.version}"
-    if type_.namespaced and namespace:
-        return f"{base}/namespaces/{namespace}/{type_.plural}"
-    return f"{base}/{type_.plural}"
 
 
 def object_path(type_: ResourceType, namespace: str, name: str) -> str:
@@ -83,21 +107,6 @@ class KubeClusterApi:
             raise
         return [_with_kind(item, type_) for item in result.get("items") or []]
 
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        """Discovery: which of ``types`` the server serves, one request per group/version."""
-        found: set[ResourceType] = set()
-        for group_version in sorted({(t.group, t.version) for t in types}):
-            path = f"/apis/{group_version[0]}/{group_version[1]}" if group_version[0] else "/api/v1"
-            try:
-                resources = self._call("GET", path, None).get("resources") or []
-            except ApiError as err:
-                if err.status == 404:
-                    continue
-                raise
-            plurals = {r.get("name") for r in resources}
-            found |= {t for t in types if (t.group, t.version) == group_version and t.plural in plurals}
-        return found
-
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         namespace = body.get("metadata", {}).get("namespace") or ""
         return self._call("POST", collection_path(type_, namespace), type_, namespace, body=body)
@@ -124,9 +133,25 @@ class KubeClusterApi:
             "PATCH", path, type_, namespace, subresource="status", body=patch, content_type=MERGE_PATCH
         )
 
-    def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
+    def delete(
+        self,
+        type_: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> None:
+        """Delete an object, only if it still has this ``uid`` (and ``resource_version``) when given:
+        the server answers 409 otherwise. Absent already (404) is success."""
+        options = None
+        if uid or resource_version:
+            preconditions = k8s.V1Preconditions(uid=uid, resource_version=resource_version)
+            options = self.api_client.sanitize_for_serialization(  # type: ignore[no-untyped-call]
+                k8s.V1DeleteOptions(api_version="v1", kind="DeleteOptions", preconditions=preconditions)
+            )
         try:
-            self._call("DELETE", object_path(type_, namespace, name), type_, namespace)
+            self._call("DELETE", object_path(type_, namespace, name), type_, namespace, body=options)
         except ApiError as err:
             if err.status != 404:
                 raise
@@ -143,6 +168,30 @@ class KubeClusterApi:
         body: Wire | None = None,
         content_type: str = JSON,
     ) -> Wire:
+        retries = READ_RETRIES if method == "GET" else 0  # only reads are idempotent
+        for attempt in range(retries + 1):
+            started = time.monotonic()
+            try:
+                return self._send(method, path, type_, namespace, subresource, query, body, content_type)
+            except ApiError as err:
+                pause = _read_retry_pause(err, retries - attempt, time.monotonic() - started)
+                if pause is None:
+                    raise
+                time.sleep(pause)
+        raise AssertionError("unreachable: the last try returns or raises")
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        type_: ResourceType | None,
+        namespace: str,
+        subresource: str,
+        query: list[tuple[str, str]] | None,
+        body: Wire | None,
+        content_type: str,
+    ) -> Wire:
+        """One request, one span, one count."""
         headers = {"Accept": JSON, "Content-Type": content_type}
         _, url, headers, payload, post = self.api_client.param_serialize(
             method,
@@ -162,12 +211,28 @@ class KubeClusterApi:
                 data: bytes = response.read()  # type: ignore[no-untyped-call]
             except k8s.ApiException as err:  # raised by the client for TLS problems, with status 0
                 raise ApiError(err.status or 0, f"{method} {path}: {err.reason}") from err
+            except urllib3.exceptions.TimeoutError as err:
+                raise ApiError(0, f"{method} {path}: {err}", timed_out=True) from err
             except (urllib3.exceptions.HTTPError, OSError) as err:
                 raise ApiError(0, f"{method} {path}: {err}") from err
             outcome.status = response.status
             if not 200 <= response.status < 300:
                 raise _api_error(method, path, response.status, data, response.headers)
         return json.loads(data) if data else {}
+
+
+def _read_retry_pause(err: ApiError, left: int, took: float) -> float | None:
+    """How long to wait before trying a failed GET again (``left`` tries left), or None to give up to
+    Temporal's retry: only fast failures are tried again, so a GET stays within ``REQUEST_BUDGET``."""
+    if left <= 0 or err.timed_out or took > FAST_FAILURE:
+        return None
+    backoff = READ_BACKOFF[min(READ_RETRIES - left, len(READ_BACKOFF) - 1)]
+    if err.status == 429:
+        wait = err.retry_after if err.retry_after is not None else backoff
+        return wait if wait <= READ_PAUSE_CAP else None  # longer: Temporal waits it out (errors.py)
+    if err.status == 0 or err.status >= 500:
+        return backoff
+    return None
 
 
 def _api_error(method: str, path: str, status: int, data: bytes, headers: Mapping[str, str]) -> ApiError:

@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cluster_cache.model import SeenVersion
-from router_core.passes import ObjectRef
-from router_core.phases import WriteOp
+from router_core.planner.drift import Drift
+from router_core.planner.plan import ObjectRef, WriteOp
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40
@@ -29,11 +29,12 @@ class PassOutcome(StrEnum):
     FAILED = "failed"
     GONE = "gone"
     ERROR = "error"
+    HANDED_OFF = "handed-off"  # the service left this deployment's selection (activities.management)
 
     @property
     def settled(self) -> bool:
         """Nothing left to retry: the next pass waits for a trigger or the resync."""
-        return self in (PassOutcome.RECONCILED, PassOutcome.GONE)
+        return self in (PassOutcome.RECONCILED, PassOutcome.GONE, PassOutcome.HANDED_OFF)
 
 
 class ServiceKey(BaseModel):
@@ -59,6 +60,15 @@ class RejectedWrite(BaseModel):
     error: str
 
 
+class PlannedTarget(BaseModel):
+    """What a plan read of a write's target: its uid and resourceVersion (both None: it was absent).
+    A write activity compares it with the live object before writing (``activities.write_guard``)."""
+
+    ref: ObjectRef
+    uid: str | None = None
+    resource_version: str | None = None
+
+
 class FetchInput(BaseModel):
     """``fetch_gateways``: read the world from the cache and plan the pass."""
 
@@ -76,7 +86,9 @@ class PassDecision(BaseModel):
     generation: int | None = None
     outcome: PassOutcome = PassOutcome.RECONCILED
     message: str | None = None
-    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.phases.Phase values
+    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.planner.plan.Phase values
+    #: What the plan saw of each write's target, so a write activity can tell a stale plan.
+    targets: list[PlannedTarget] = Field(default_factory=list)
     #: The status to write (merged into the stored one), or None when the stored status already says it.
     status: dict[str, Any] | None = None
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
@@ -85,15 +97,16 @@ class PassDecision(BaseModel):
     reads: list[str] = Field(default_factory=list)
     reads_left_out: int = 0
     live_reads: int = 0  # requests to the API server (cache misses outside every selector)
+    #: Shadow mode (``activities.management``): nothing is to be written; ``drift`` says what differs.
+    shadow: bool = False
+    drift: Drift | None = None
+    #: The service left this deployment's selection: why. The workflow ends without writing anything.
+    handoff: str | None = None
 
     @property
     def router_ready(self) -> str:
         cond = self.conditions.get("RouterReady")
         return cond.status if cond is not None else "Unknown"
-
-    @property
-    def has_writes(self) -> bool:
-        return any(self.writes.values())
 
 
 class ApplyInput(BaseModel):
@@ -102,6 +115,8 @@ class ApplyInput(BaseModel):
     key: ServiceKey
     uid: str | None = None
     writes: list[WriteOp] = Field(default_factory=list)
+    #: What the plan saw of the targets of ``writes`` (empty in plans made before it was recorded).
+    targets: list[PlannedTarget] = Field(default_factory=list)
 
 
 class ApplyResult(BaseModel):

@@ -11,7 +11,6 @@ status is that one activity, and reads nothing from the API.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,10 +20,11 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import errors, service_status
+from activities import attempts, errors, payload_guard, phase_writes, service_status, shadow, write_guard
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
+from activities.management import Management
 from activities.models import (
     DIGEST_LIMIT,
     ApplyInput,
@@ -35,18 +35,16 @@ from activities.models import (
     FetchInput,
     PassDecision,
     PassOutcome,
-    RejectedWrite,
     ServiceKey,
     StopInput,
 )
 from cluster_cache.model import SeenVersion
-from router_core import passes, phases
-from router_core.config import Environment
-from router_core.kube import LLMISVC, ResourceType
-from router_core.llmisvc import STOP_ANNOTATION, LLMInferenceService
-from router_core.passes import PassPlan
-from router_core.phases import WriteOp
-from router_core.status_merge import merge_status
+from router_core.models.kube import LLMISVC, ResourceType
+from router_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
+from router_core.planner import passes, phases
+from router_core.planner.plan import PassPlan, Phase, WriteOp
+from router_core.world.config import Environment
+from router_core.world.status_merge import merge_status
 
 log = logging.getLogger(__name__)
 
@@ -97,11 +95,14 @@ def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:
 class RouterActivities:
     """Activities bound to one cluster connection, the process's cache and the process settings."""
 
-    def __init__(self, api: ClusterApi, view: ClusterView, env: Environment) -> None:
+    def __init__(
+        self, api: ClusterApi, view: ClusterView, env: Environment, management: Management | None = None
+    ) -> None:
         self.api = api
         self.view = view
         self.env = env
         self.events = EventRecorder(api)
+        self.management = management or Management()
 
     # --- reading and planning ------------------------------------------------------------------------
 
@@ -113,14 +114,35 @@ class RouterActivities:
             raw = self._read_service(reader, request.key)
             if raw is None:
                 return PassDecision(gone=True, live_reads=reader.live_reads)
+            handoff = self.management.handoff_reason(raw)
+            if handoff is not None:
+                return PassDecision(handoff=handoff, live_reads=reader.live_reads)
             svc = _service(
                 raw,
                 request.key,
-                lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
+                None  # shadow mode tells nobody: no status, no Event
+                if self.management.shadow
+                else lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
             )
+            too_deep = payload_guard.refuse_deep_spec(raw, request.now)
+            if too_deep is not None:
+                return too_deep
             plan = passes.plan_pass(svc, reader, self.env, request.now)
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}
+        decision = self._decision(svc, plan, split, stored, reader)
+        if self.management.shadow:
+            return shadow.decision(decision, split, reader, stored, plan.status)
+        return payload_guard.fit_plan(decision, raw, request.now)  # bounded, whatever the spec's size
+
+    def _decision(
+        self,
+        svc: LLMInferenceService,
+        plan: PassPlan,
+        split: dict[Phase, list[WriteOp]],
+        stored: dict[str, Any],
+        reader: CachedReader,
+    ) -> PassDecision:
         digest = reader.digest()
         return PassDecision(
             uid=svc.metadata.uid,
@@ -128,6 +150,9 @@ class RouterActivities:
             outcome=PassOutcome(plan.outcome.value),
             message=plan.message,
             writes={phase.value: ops for phase, ops in split.items()},
+            targets=write_guard.planned_targets(
+                [op for ops in split.values() for op in ops], self.view, reader.versions
+            ),
             status=plan.status if merge_status(stored, plan.status) != stored else None,
             conditions=_conditions(plan.status),
             url=plan.status.get("url"),
@@ -164,13 +189,7 @@ class RouterActivities:
         return raw
 
     def _read_live(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
-        """Read an object from the API and record the answer in the cache (found, or deleted)."""
-        found = self.api.get(type_, namespace, name)
-        if found is None:
-            self.view.observe_deleted(type_, namespace, name)
-        else:
-            self.view.observe(type_, found)
-        return found
+        return phase_writes.read_live(self.api, self.view, type_, namespace, name)
 
     # --- writes --------------------------------------------------------------------------------------
 
@@ -187,48 +206,7 @@ class RouterActivities:
         return self._apply(request)
 
     def _apply(self, request: ApplyInput) -> ApplyResult:
-        """Carry out writes in order; a refused write (4xx) stops the phase and is reported, not raised."""
-        current = self.view.get(LLMISVC, request.key.namespace, request.key.name)
-        if current is not None and (current.get("metadata") or {}).get("uid") != request.uid:
-            # The service was deleted and created again since the plan: its writes are not for this one.
-            raise errors.replaced_service(str(request.key))
-        done = 0
-        told = service_status.WriteEvents(
-            self.api, self.events, request.key.namespace, request.key.name, current
-        )
-        for op in request.writes:
-            try:
-                self._write(op)
-            except ApiError as err:
-                if err.status == 409:
-                    self._refresh(op)
-                    raise errors.stale_write(err) from err
-                if err.is_transient:
-                    raise errors.as_activity_error(err) from err
-                told.refused(op, err.message)
-                return ApplyResult(written=done, rejected=RejectedWrite(ref=op.ref(), error=err.message))
-            told.wrote(op)
-            done += 1
-        return ApplyResult(written=done)
-
-    def _write(self, op: WriteOp) -> None:
-        key = op.key()
-        if op.delete is not None:
-            self.api.delete(key.type, key.namespace, key.name)
-            self.view.observe_deleted(key.type, key.namespace, key.name)
-            return
-        assert op.apply is not None
-        if op.apply.get("metadata", {}).get("resourceVersion"):
-            written = self.api.replace(key.type, op.apply)
-        else:
-            written = self.api.create(key.type, op.apply)
-        self.view.observe(key.type, written)
-
-    def _refresh(self, op: WriteOp) -> None:
-        """After a lost race, put the live object in the cache so the re-plan starts from it."""
-        key = op.key()
-        with contextlib.suppress(ApiError):  # unanswered: the re-plan waits for the watch instead
-            self._read_live(key.type, key.namespace, key.name)
+        return phase_writes.PhaseWriter(self.api, self.view, self.events).apply(request)
 
     # --- status --------------------------------------------------------------------------------------
 
@@ -250,7 +228,7 @@ class RouterActivities:
         return EvaluateResult(
             written=written,
             outcome=PassOutcome(plan.outcome.value) if plan is not None else None,
-            message=plan.message if plan is not None else None,
+            message=payload_guard.clip(plan.message) if plan is not None and plan.message else None,
             conditions=_conditions(status),
             url=status.get("url"),
         )
@@ -285,7 +263,10 @@ class RouterActivities:
     @activity.defn(name="set_stop_annotation")
     def set_stop_annotation(self, request: StopInput) -> bool:
         """Record a stop/resume on the object itself, so the decision lives in Kubernetes."""
-        with _translated():
+        if self.management.shadow:
+            log.warning("shadow mode: %s of %s not written", STOP_ANNOTATION, request.key)
+            return False
+        with attempts.heartbeating(), _translated():
             raw = self.api.get(LLMISVC, request.key.namespace, request.key.name)
             if raw is None:
                 return False

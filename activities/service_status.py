@@ -14,10 +14,10 @@ from typing import Any
 
 from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
-from router_core import conditions
-from router_core.kube import LLMISVC
-from router_core.phases import WriteOp
-from router_core.status_merge import merge_status
+from router_core.models.kube import LLMISVC
+from router_core.planner.plan import WriteOp
+from router_core.world import conditions
+from router_core.world.status_merge import merge_status
 
 INVALID_SPEC = "InvalidSpec"
 ROUTER_READY_REASON = "RouterReady"
@@ -39,12 +39,15 @@ def _same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
     return a is not None and b is not None and all(a.get(f) == b.get(f) for f in fields)
 
 
-def invalid_spec_status(stored: dict[str, Any], message: str, now: datetime) -> dict[str, Any]:
-    """``stored`` with Ready and RouterReady False for an unreadable spec (other conditions kept)."""
+def invalid_spec_status(
+    stored: dict[str, Any], message: str, now: datetime, reason: str = INVALID_SPEC
+) -> dict[str, Any]:
+    """``stored`` with Ready and RouterReady False for a spec the router cannot read or handle (``reason``;
+    ``activities.payload_guard`` uses it for one too large to handle), other conditions kept."""
     planned = []
     for type_ in (conditions.READY, conditions.ROUTER_READY):
         old = _condition(stored, type_)
-        new = {"type": type_, "status": "False", "reason": INVALID_SPEC, "message": message}
+        new = {"type": type_, "status": "False", "reason": reason, "message": message}
         new["lastTransitionTime"] = (
             old["lastTransitionTime"] if _same(old, new) and old and old.get("lastTransitionTime")
             else _timestamp(now)

@@ -39,9 +39,9 @@ from apiserver_standin.testing import running_apiserver_process
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core import naming
-from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from runtime.environment import environment_from
 from watcher.runner import run_watcher, stop_cache
-from worker.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
@@ -86,7 +86,7 @@ def scheduler_deployment(svc: Wire) -> Wire:
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
-            "name": naming.child_name(meta["name"], naming.SCHEDULER_SUFFIX),
+            "name": naming.scheduler_name(meta["name"]),
             "namespace": NS,
             "labels": labels,
             "ownerReferences": [{**owner, "controller": True}],

@@ -41,8 +41,8 @@ from benchmarks import scale_analysis as analysis
 from benchmarks.scale_stack import NS, Fleet, peak_rss_mib, product, standin
 from benchmarks.scale_temporal import TemporalRun, noop_pass, run_temporal
 from cluster_cache.targets import start_worker_cache
-from router_core.kube import LLMISVC
-from worker.environment import environment_from
+from router_core.models.kube import LLMISVC
+from runtime.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
 from workflows.service_workflow import PHASE_ACTIVITIES

@@ -21,7 +21,7 @@ from activities.kube_api import KubeClusterApi
 from apiserver_standin.control import ControlClient
 from apiserver_standin.server import make_api_client
 from apiserver_standin.testing import StandinProcess, running_apiserver_process
-from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
+from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
 
 Wire = dict[str, Any]
 NS = "bench"

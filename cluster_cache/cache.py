@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from cluster_cache.model import DELETED, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
 from cluster_cache.store import resource_version
 from cluster_cache.watch_loop import ApiClient, ResourceWatch
-from router_core import kube
-from router_core.kube import BUILTIN_TYPES, ObjectKey, ResourceType
+from router_core.models import kube
+from router_core.models.kube import BUILTIN_TYPES, ObjectKey, ResourceType
 
 Listener = Callable[[WatchEvent], None]
 #: How long an overlay entry may stand in for the watch (a written object outside every selector, or a
@@ -195,6 +195,15 @@ class ClusterCache:
                     return found
         return None
 
+    def _deleted_since(self, key: ObjectKey, version: str) -> bool:
+        """The watch saw the object deleted after this version was written: the write is history."""
+        for loop in self._by_type.get(key.type, ()):
+            if _in_scope(loop.target, key.namespace):
+                deleted = loop.store.deleted_at((key.namespace, key.name))
+                if deleted is not None and deleted != version and at_least(deleted, version):
+                    return True
+        return False
+
     def _superseded(self, key: ObjectKey, written: _Written, stored: Wire | None) -> bool:
         """Whether the watch has caught up with an overlay entry (then it is dropped). Lock held."""
         if written.expires < time.monotonic():
@@ -207,7 +216,11 @@ class ClusterCache:
                 and at_least(resource_version(stored), written.version)
             )
         else:
-            superseded = stored is not None and at_least(resource_version(stored), written.version)
+            superseded = (
+                at_least(resource_version(stored), written.version)
+                if stored is not None
+                else self._deleted_since(key, written.version)
+            )
         if superseded:
             self._overlay.pop(key, None)
         return superseded

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from router_core.kube import TYPES_BY_NAME, ResourceType
+from router_core.models.kube import TYPES_BY_NAME, ResourceType
 
 Wire = dict[str, Any]
 
@@ -82,7 +82,7 @@ class SeenVersion(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    resource: str  # router_core.kube.TYPES_BY_NAME key, e.g. httproutes.gateway.networking.k8s.io/v1
+    resource: str  # router_core.models.kube.TYPES_BY_NAME key, e.g. httproutes.gateway.networking.k8s.io/v1
     namespace: str
     name: str
     resource_version: str

@@ -10,11 +10,14 @@ X" barrier).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 Wire = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+#: Seconds a deletion is remembered: as long as the cache's overlay keeps a write (cache.OVERLAY_SECONDS).
+DELETED_MEMORY = 60.0
 
 
 def object_key(obj: Wire) -> Key:
@@ -35,6 +38,8 @@ class TargetStore:
         self._by_namespace: dict[str, dict[str, Wire]] = {}
         #: None until the first list answered; then whether the kind is served (False: 404, no CRD).
         self.served: bool | None = None
+        #: The resourceVersion each object was deleted at, for a while (see :meth:`deleted_at`).
+        self._deleted: dict[Key, tuple[str, float]] = {}
 
     # --- the loop's side -----------------------------------------------------------------------------
 
@@ -54,8 +59,14 @@ class TargetStore:
             self._by_namespace.setdefault(key[0], {})[key[1]] = obj
             self._changed.notify_all()
 
-    def remove(self, key: Key) -> None:
+    def remove(self, key: Key, version: str = "") -> None:
+        """Forget an object; ``version``: the resourceVersion of its deletion, remembered a while."""
         with self._changed:
+            now = time.monotonic()
+            if version:
+                self._deleted[key] = (version, now)
+            if len(self._deleted) > 1024:  # bounded memory under churn: forget the old ones
+                self._deleted = {k: v for k, v in self._deleted.items() if now - v[1] < DELETED_MEMORY}
             self._objects.pop(key, None)
             names = self._by_namespace.get(key[0])
             if names is not None:
@@ -69,6 +80,13 @@ class TargetStore:
     def get(self, key: Key) -> Wire | None:
         with self._changed:
             return self._objects.get(key)
+
+    def deleted_at(self, key: Key) -> str | None:
+        """The resourceVersion at which the watch saw this object deleted (recently), if it did and the
+        object has not come back since: a write of it older than that is history, not news."""
+        with self._changed:
+            found = self._deleted.get(key)
+            return found[0] if found is not None and key not in self._objects else None
 
     def in_namespace(self, namespace: str) -> list[Wire]:
         with self._changed:

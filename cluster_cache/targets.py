@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from cluster_cache.cache import ClusterCache
 from cluster_cache.model import Tuning, WatchTarget
 from cluster_cache.watch_loop import ApiClient
-from router_core import kube, naming
-from router_core.config import CONFIGMAP_NAME, Environment
-
-MANAGED_SELECTOR = f"{naming.PART_OF_LABEL}={naming.PART_OF_VALUE}"
+from router_core import naming
+from router_core.models import kube
+from router_core.world.config import CONFIGMAP_NAME, Environment
 
 
 def dependent_targets(namespaces: Sequence[str], env: Environment) -> list[WatchTarget]:
@@ -35,8 +34,8 @@ def dependent_targets(namespaces: Sequence[str], env: Environment) -> list[Watch
             WatchTarget(kube.LLMISVC_CONFIG, namespace),
             WatchTarget(kube.POOL_V1, namespace),
             WatchTarget(kube.POOL_V1ALPHA2, namespace),
-            WatchTarget(kube.SERVICE, namespace, label_selector=MANAGED_SELECTOR),
-            WatchTarget(kube.DEPLOYMENT, namespace, label_selector=MANAGED_SELECTOR),
+            WatchTarget(kube.SERVICE, namespace, label_selector=naming.PART_OF_SELECTOR),
+            WatchTarget(kube.DEPLOYMENT, namespace, label_selector=naming.PART_OF_SELECTOR),
         ]
     if "" not in _spaces(namespaces) and env.kserve_namespace not in namespaces:
         # The system namespace's LLMInferenceServiceConfigs serve every namespace.
@@ -44,9 +43,13 @@ def dependent_targets(namespaces: Sequence[str], env: Environment) -> list[Watch
     return targets
 
 
-def service_targets(namespaces: Sequence[str]) -> list[WatchTarget]:
-    """The LLMInferenceServices themselves."""
-    return [WatchTarget(kube.LLMISVC, namespace) for namespace in _spaces(namespaces)]
+def service_targets(namespaces: Sequence[str], selector: str = "") -> list[WatchTarget]:
+    """The LLMInferenceServices themselves: those this deployment manages (``selector``: a label selector,
+    the API server's to apply, so a service whose labels leave it arrives as deleted)."""
+    return [
+        WatchTarget(kube.LLMISVC, namespace, label_selector=selector or None)
+        for namespace in _spaces(namespaces)
+    ]
 
 
 def _spaces(namespaces: Sequence[str]) -> list[str]:
@@ -54,9 +57,13 @@ def _spaces(namespaces: Sequence[str]) -> list[str]:
 
 
 def start_worker_cache(
-    api_client: ApiClient, namespaces: Sequence[str], env: Environment, tuning: Tuning | None = None
+    api_client: ApiClient,
+    namespaces: Sequence[str],
+    env: Environment,
+    tuning: Tuning | None = None,
+    selector: str = "",
 ) -> ClusterCache:
     """A cache with every collection a pass reads, its loops started (a worker without a watcher)."""
     cache = ClusterCache(api_client, tuning)
-    cache.add([*dependent_targets(namespaces, env), *service_targets(namespaces)])
+    cache.add([*dependent_targets(namespaces, env), *service_targets(namespaces, selector)])
     return cache

@@ -27,9 +27,9 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.watch.watch import iter_resp_lines
 
-from activities.kube_api import collection_path
 from cluster_cache.model import ADDED, DELETED, MODIFIED, Tuning, WatchEvent, WatchTarget, Wire
 from cluster_cache.store import TargetStore, object_key, resource_version
+from router_core.models.kube import collection_path
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ class ResourceWatch:
         if kind != DELETED and old is not None and resource_version(old) == resource_version(obj):
             return resource_version(obj) or None  # seen already (a replayed event): not a change
         if kind == DELETED:
-            self.store.remove(key)
+            self.store.remove(key, resource_version(obj))
         else:
             self.store.put(key, obj)
         # The stream's ADDED for an object already known (a resumed watch) is a modification.

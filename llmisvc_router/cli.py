@@ -2,6 +2,10 @@
 
 The subcommand modules import Temporal, the Kubernetes client and the rest; they are imported inside
 ``main`` so that an interrupt during start-up ends quietly like one later on.
+
+Commands of other installed distributions register through the ``llmisvc_router.commands`` entry-point
+group: the dev stack (devstack/, a development dependency) adds ``dev`` and ``apiserver`` that way, so
+the product as installed in the image has neither and never imports the API server stand-in.
 """
 
 from __future__ import annotations
@@ -11,16 +15,24 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 
 Handler = Callable[[argparse.Namespace], int]
-EXIT_INTERRUPTED = 130  # worker.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
+EXIT_INTERRUPTED = 130  # runtime.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
+#: Entry points whose value is ``register(commands)``, called after the product's own commands.
+COMMANDS_GROUP = "llmisvc_router.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from apiserver_standin import cli as apiserver_command
-    from llmisvc_router import dev_command, orchestrator_commands, plan_command, search_attributes_command
-    from watcher import cli as watch_command
-    from worker import exit_codes
+    from llmisvc_router import (
+        codec_server_command,
+        drift_command,
+        orchestrator_commands,
+        plan_command,
+        search_attributes_command,
+        watch_command,
+    )
+    from runtime import exit_codes
 
     parser = argparse.ArgumentParser(
         prog="llmisvc-router",
@@ -31,10 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     plan_command.register(commands)
     orchestrator_commands.register(commands)
+    drift_command.register(commands)
     watch_command.register(commands)
     search_attributes_command.register(commands)
-    dev_command.register(commands)
-    apiserver_command.register(commands)
+    codec_server_command.register(commands)
+    for entry in entry_points(group=COMMANDS_GROUP):
+        entry.load()(commands)
     return parser
 
 
@@ -53,10 +67,19 @@ def run() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its failure (``CommandError``, or ``StartupError`` from the runtime) is one line
+    on stderr, ``llmisvc-router COMMAND: message``, and the exit status of its class."""
     try:
+        from llmisvc_router.errors import CommandError
+        from runtime.errors import StartupError
+
         args = build_parser().parse_args(argv)
         handler: Handler = args.handler
-        return handler(args)
+        try:
+            return handler(args)
+        except (CommandError, StartupError) as err:
+            print(f"llmisvc-router {args.command}: {err}", file=sys.stderr)
+            return err.code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

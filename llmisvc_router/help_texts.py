@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import argparse
 
-from worker import exit_codes
+from runtime import exit_codes
 
 ENVIRONMENT = """\
 environment:
   Temporal: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
   TEMPORAL_TLS*, TEMPORAL_PROFILE. Kubernetes: KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT. Traces:
-  OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME.
+  OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME. Payload encryption:
+  LLMISVC_ROUTER_CODEC_KEYS_FILE.
 """
 
 WORKER_HELP = "run the Temporal worker: the per-service workflows and their activities"
@@ -22,12 +23,16 @@ and write the cluster. Start the watcher (llmisvc-router watch) next to it, or u
 It refuses to start when the Kubernetes API or Temporal cannot be reached.
 
 Also: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_ACTIVITY_THREADS, LLMISVC_ROUTER_METRICS_PORT
-(Prometheus metrics on :PORT/metrics), POD_NAMESPACE (the KServe namespace).
+(Prometheus metrics on :PORT/metrics), POD_NAMESPACE (the KServe namespace), LLMISVC_ROUTER_MODE
+(shadow: plan, write nothing, report the drift; see `llmisvc-router drift`), LLMISVC_ROUTER_NAMESPACES
+and LLMISVC_ROUTER_SERVICE_SELECTOR (the services it manages; a pass of one outside them hands it off).
+The mode and the selection are read by every pass: restart the worker to change them, not the workflows.
 
 examples:
   llmisvc-router worker
   llmisvc-router worker --kubeconfig ~/.kube/config --log-format json
   TEMPORAL_ADDRESS=temporal.example:7233 LLMISVC_ROUTER_METRICS_PORT=9464 llmisvc-router worker
+  llmisvc-router worker --mode shadow --service-selector 'router=llmisvc'
   llmisvc-router worker --deployment-name llmisvc-router --build-id 0.2.0
       a versioned worker: it gets tasks once `temporal worker deployment set-current-version` makes
       that build current (docs/operations.md, Versioned rollouts)
@@ -41,6 +46,7 @@ cluster. It refuses to start when the Kubernetes API or Temporal cannot be reach
 examples:
   llmisvc-router run
   llmisvc-router run --namespace llm --namespace team-a
+  llmisvc-router run --mode shadow --service-selector 'router=llmisvc'
   llmisvc-router run --log-format json --log-level debug
 """
 

@@ -19,26 +19,19 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.api_telemetry import ApiTelemetry
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
-from cluster_cache.watch_loop import KubernetesUnreachable, check_reachable
 from llmisvc_router import help_texts
-from llmisvc_router.signals import stop_event
-from router_core.kube import LLMISVC
-from worker import connections, exit_codes, logs, telemetry
-from worker.environment import environment_from
-from worker.settings import OrchestratorSettings, SettingsError
-from worker.starting import WorkflowStarter
+from llmisvc_router.errors import CommandError
+from router_core.models.kube import LLMISVC
+from runtime import exit_codes, kube, logs, telemetry, temporal
+from runtime.environment import environment_from
+from runtime.process import connect_process
+from runtime.signals import stop_event
+from worker.settings import OrchestratorSettings
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
+from workflows.starting import WorkflowStarter
 
 _tracer = trace.get_tracer(__name__)
-
-
-class CommandError(Exception):
-    """A one-line, user-facing failure (exit status in ``code``)."""
-
-    def __init__(self, message: str, code: int = exit_codes.FAILED) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,16 +43,37 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         _cluster_options(parser)
         _versioning_options(parser)
         logs.add_arguments(parser)
-        if watch:
-            parser.add_argument(
-                "--namespace", action="append", default=None, metavar="NS", help="watch only NS (repeat)"
-            )
+        _management_options(parser)
         parser.set_defaults(handler=lambda a, w=watch: _run(a, _serve, watch=w))
     for name, help_text, description in help_texts.DRIVE_COMMANDS:
         parser = help_texts.add_command(commands, name, help_text, description)
         parser.add_argument("service", metavar="NAMESPACE/NAME")
         _cluster_options(parser)
         parser.set_defaults(handler=lambda a, n=name: _run(a, _drive, action=n))
+
+
+def _management_options(parser: argparse.ArgumentParser) -> None:
+    """Which services this deployment manages, and whether it writes (docs/operations.md)."""
+    group = parser.add_argument_group("managed services and mode (docs/operations.md)")
+    group.add_argument(
+        "--namespace",
+        action="append",
+        default=None,
+        metavar="NS",
+        help="manage only services in NS (repeat; default: $LLMISVC_ROUTER_NAMESPACES, else all)",
+    )
+    group.add_argument(
+        "--service-selector",
+        metavar="SELECTOR",
+        help="manage only services with these labels, e.g. 'router=llmisvc' "
+        "(default: $LLMISVC_ROUTER_SERVICE_SELECTOR, else all)",
+    )
+    group.add_argument(
+        "--mode",
+        metavar="MODE",
+        help="write (carry out the passes) or shadow (write nothing, report the drift) "
+        "(default: $LLMISVC_ROUTER_MODE, else write)",
+    )
 
 
 def _cluster_options(parser: argparse.ArgumentParser) -> None:
@@ -116,6 +130,8 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         kube_context=getattr(args, "context", None),
         task_queue=getattr(args, "task_queue", None),
         namespaces=getattr(args, "namespace", None),
+        mode=getattr(args, "mode", None),
+        service_selector=getattr(args, "service_selector", None),
         deployment_name=getattr(args, "deployment_name", None),
         build_id=getattr(args, "build_id", None),
         **{
@@ -127,33 +143,24 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
 
 def _run(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any) -> int:
     logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "warning"))
-    try:
-        return asyncio.run(main(args, _settings(args), **options))
-    except (CommandError, SettingsError, connections.ConnectionProblem) as err:
-        print(f"llmisvc-router {args.command}: {err}", file=sys.stderr)
-        return exit_codes.USAGE if isinstance(err, SettingsError) else err.code
+    return asyncio.run(main(args, _settings(args), **options))
 
 
-def _kube(settings: OrchestratorSettings) -> Any:
-    """The Kubernetes client, refused at once when the API server does not answer."""
-    api_client = connections.load_kube(settings.kubeconfig, settings.kube_context, settings.kube_connections)
-    try:
-        check_reachable(api_client)
-    except KubernetesUnreachable as err:
-        api_client.close()
-        raise CommandError(
-            f"{err} (check the kubeconfig's server and the network)", exit_codes.UNAVAILABLE
-        ) from err
-    return api_client
+def run_async(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]]) -> int:
+    """Run another module's command as these are run: settings, one-line errors, exit statuses."""
+    return _run(args, main)
+
+
+def service_key(text: str) -> tuple[str, str]:
+    return _service_key(text)
+
+
+async def require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
+    await asyncio.to_thread(_require_service, settings, namespace, name)
 
 
 async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
-    api_client = await asyncio.to_thread(_kube, settings)
-    try:
-        runtime = telemetry.start(settings)
-    except telemetry.TelemetryError as err:
-        raise CommandError(str(err), exit_codes.UNAVAILABLE) from err
-    client = await connections.connect(runtime=runtime)
+    api_client, client = await connect_process(settings)
     env = environment_from()
     stop = stop_event()
     api = KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))
@@ -172,7 +179,7 @@ def _service_key(text: str) -> tuple[str, str]:
 
 def _require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
     """The object, not only its workflow: acting on a service that does not exist starts nothing."""
-    api_client = _kube(settings)
+    api_client = kube.connect_kube(settings.kubeconfig, settings.kube_context, settings.kube_connections)
     try:
         found = KubeClusterApi(api_client).get(LLMISVC, namespace, name)
     except ApiError as err:
@@ -190,7 +197,7 @@ async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, actio
     tracing = telemetry.install_tracing(settings.trace_exporters)  # the trace continues in the workflow
     try:
         await asyncio.to_thread(_require_service, settings, namespace, name)
-        client = await connections.connect()
+        client = await temporal.connect()
         with _tracer.start_as_current_span(
             f"llmisvc-router {action}", attributes={"llmisvc.namespace": namespace, "llmisvc.name": name}
         ):

@@ -1,6 +1,6 @@
 """``llmisvc-router plan``: run one reconcile pass offline, from a state file to a plan on stdout.
 
-It runs exactly the rules the live orchestrator runs (``router_core.passes.plan_pass``); nothing is
+It runs exactly the rules the live orchestrator runs (``router_core.planner.passes.plan_pass``); nothing is
 contacted and nothing is written.
 """
 
@@ -13,13 +13,12 @@ from typing import Any
 
 import yaml
 
+from llmisvc_router.errors import CommandError
 from llmisvc_router.state_file import ClusterState, StateFileError, parse_state
-from router_core.llmisvc import LLMInferenceService
-from router_core.passes import plan_pass
-from worker import exit_codes
-from worker.environment import environment_from
-
-EXIT_BAD_INPUT = exit_codes.USAGE
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.planner.passes import plan_pass
+from runtime import exit_codes
+from runtime.environment import environment_from
 
 DESCRIPTION = """\
 Plan one router pass for an LLMInferenceService, offline.
@@ -77,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
         svc = choose_service(state, args.name, source)
         now = _timestamp(args.now)
     except StateFileError as err:
-        print(f"llmisvc-router plan: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        raise CommandError(str(err), exit_codes.USAGE) from err
     plan = plan_pass(svc, state.snapshot, environment_from(), now)
     yaml.safe_dump(plan.to_document(), sys.stdout, sort_keys=False, default_flow_style=False)
     return 0

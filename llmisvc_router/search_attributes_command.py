@@ -5,20 +5,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from worker import connections, exit_codes
+from llmisvc_router.errors import CommandError
+from runtime import exit_codes, temporal
+from runtime.errors import first_line
 from workflows import search_attributes
 
 DESCRIPTION = """\
 Add the workflows' custom search attributes (LlmisvcNamespace, LlmisvcName, LlmisvcRouterReady,
-LlmisvcOutcome) to the Temporal namespace, so that the Temporal UI can filter and show services by them.
-For a self-hosted Temporal; on Temporal Cloud add them with tcld or the Cloud UI. Idempotent.
+LlmisvcOutcome, LlmisvcDrift) to the Temporal namespace, so that the Temporal UI can filter and show
+services by them. For a self-hosted Temporal; on Temporal Cloud add them with tcld or the Cloud UI.
+Idempotent.
 
 examples:
   llmisvc-router register-search-attributes
@@ -40,12 +42,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run(args: argparse.Namespace) -> int:
     try:
         added = asyncio.run(_register())
-    except connections.ConnectionProblem as err:
-        print(f"llmisvc-router register-search-attributes: {err}", file=sys.stderr)
-        return err.code
     except RPCError as err:
-        print(f"llmisvc-router register-search-attributes: {connections.first_line(err)}", file=sys.stderr)
-        return exit_codes.UNAVAILABLE
+        raise CommandError(first_line(err), exit_codes.UNAVAILABLE) from err
     print("added: " + ", ".join(added) if added else "all search attributes were already registered")
     return 0
 
@@ -68,4 +66,4 @@ async def register_search_attributes(client: Client) -> list[str]:
 
 
 async def _register() -> list[str]:
-    return await register_search_attributes(await connections.connect())
+    return await register_search_attributes(await temporal.connect())

@@ -16,7 +16,7 @@ from cluster_cache.cache import ClusterCache
 from cluster_cache.model import Tuning
 from cluster_cache.targets import start_worker_cache
 from cluster_cache.watch_loop import ApiClient
-from router_core.config import Environment
+from router_core.world.config import Environment
 from watcher.runner import run_watcher, stop_cache
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
@@ -38,7 +38,7 @@ async def serve(
         cache = ClusterCache(api_client, tuning)  # the watcher starts its loops, in its order
         tasks = [run_watcher(cache, temporal, settings, env, stop, tuning)]
     else:
-        cache = start_worker_cache(api_client, settings.namespaces, env, tuning)
+        cache = start_worker_cache(api_client, settings.namespaces, env, tuning, settings.service_selector)
         tasks = []
     tasks.append(run_worker(temporal, api, cache, settings, env, stop))
     try:

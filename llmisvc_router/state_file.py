@@ -12,13 +12,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from router_core import kube
-from router_core.core_objects import ConfigMap, CustomResourceDefinition, Deployment, Service
-from router_core.gateway_api import Gateway, GatewayClass, HTTPRoute
-from router_core.inference_pool import InferencePool, InferencePoolV1Alpha2
-from router_core.kube import CRD, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType
-from router_core.llmisvc import LLMInferenceService, LLMInferenceServiceConfig
-from router_core.state import Snapshot
+from router_core.models import kube
+from router_core.models.core_objects import ConfigMap, CustomResourceDefinition, Deployment, Service
+from router_core.models.gateway_api import Gateway, GatewayClass, HTTPRoute
+from router_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
+from router_core.models.kube import CRD, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType
+from router_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceConfig
+from router_core.world.snapshot import Snapshot
 
 MODELS: dict[ResourceType, type[BaseModel]] = {
     kube.LLMISVC: LLMInferenceService,

@@ -1,4 +1,8 @@
-"""Derived names, labels and the controller owner reference of every object the router manages."""
+"""Derived names, labels and label selectors of every object the router manages: the one home for them.
+
+Core, watcher, cluster cache, stand-in, tests and benchmarks name a service's objects through these
+functions (``route_name(service)``…) rather than spelling ``child_name(service, SUFFIX)`` out.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,9 @@ ROUTER_COMPONENT = "llminferenceservice-router"
 SCHEDULER_COMPONENT = "llminferenceservice-router-scheduler"
 GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 
+#: The label selector of the objects KServe's LLMInferenceService controllers own (the part-of label).
+PART_OF_SELECTOR = f"{PART_OF_LABEL}={PART_OF_VALUE}"
+
 
 def child_name(parent: str, suffix: str) -> str:
     """Knative's kmeta.ChildName: ``parent + suffix``, shortened with an md5 of the parent past 63 bytes."""
@@ -41,6 +48,41 @@ def child_name(parent: str, suffix: str) -> str:
         return text
     digest = hashlib.md5(parent_bytes, usedforsecurity=False).hexdigest()
     return parent_bytes[: HEAD - len(suffix_bytes)].decode(errors="ignore") + digest + suffix
+
+
+def route_name(service: str) -> str:
+    """The managed HTTPRoute (R-EXP-1)."""
+    return child_name(service, ROUTE_SUFFIX)
+
+
+def pool_name(service: str) -> str:
+    """The managed InferencePool, v1 and v1alpha2 alike."""
+    return child_name(service, POOL_SUFFIX)
+
+
+def epp_service_name(service: str) -> str:
+    """The scheduler's (EPP) Service."""
+    return child_name(service, EPP_SERVICE_SUFFIX)
+
+
+def epp_service_account_name(service: str) -> str:
+    """The scheduler's ServiceAccount, defaulted by the config merge."""
+    return child_name(service, EPP_SERVICE_ACCOUNT_SUFFIX)
+
+
+def scheduler_name(service: str) -> str:
+    """The scheduler Deployment (the workload reconciler's; the router reads its status)."""
+    return child_name(service, SCHEDULER_SUFFIX)
+
+
+def workload_service_name(service: str) -> str:
+    """The workload's Service, the backend of a route without a scheduler."""
+    return child_name(service, WORKLOAD_SERVICE_SUFFIX)
+
+
+def is_part_of(labels: dict[str, str] | None) -> bool:
+    """The object carries the part-of label of KServe's LLMInferenceService objects."""
+    return (labels or {}).get(PART_OF_LABEL) == PART_OF_VALUE
 
 
 def router_labels(name: str) -> dict[str, str]:

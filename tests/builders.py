@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from router_core.config import Environment
-from router_core.kube import KNOWN_TYPES, ResourceType
-from router_core.llmisvc import LLMInferenceService
-from router_core.passes import PassPlan, plan_pass
-from router_core.state import Snapshot, snapshot_of
+from router_core.models.kube import KNOWN_TYPES, ResourceType
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.planner.passes import plan_pass
+from router_core.planner.plan import PassPlan
+from router_core.world.config import Environment
+from router_core.world.snapshot import Snapshot, snapshot_of
 
 NOW = "2026-01-01T00:00:00Z"
 LATER = "2026-01-01T00:05:00Z"

@@ -5,10 +5,13 @@ each one (retries show as ``attempt > 1`` in ``ActivityTaskStarted``). Local act
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from google.protobuf.message import Message
+from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
@@ -54,3 +57,41 @@ def local_activity(marker: Any) -> tuple[str, int] | None:
 
 async def activity_names(handle: Handle) -> list[str]:
     return [run.name for run in await activity_runs(handle)]
+
+
+@dataclass(frozen=True)
+class RecordedPayload:
+    event_id: int
+    event_type: str
+    path: str  # where in the event, e.g. ``marker_recorded_event_attributes.details[data].payloads[0]``
+    payload: Payload
+
+
+def payloads_of(message: Message, path: str = "") -> Iterator[tuple[str, Payload]]:
+    """Every ``Payload`` inside a protobuf message, whatever field holds it (inputs, results, marker
+    details of local activities, headers, memos, failure details, user metadata)."""
+    if isinstance(message, Payload):
+        yield path, message
+        return
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        if field.message_type.GetOptions().map_entry:
+            for key, item in value.items():
+                if isinstance(item, Message):
+                    yield from payloads_of(item, f"{path}.{field.name}[{key}]")
+        elif field.is_repeated:
+            for i, item in enumerate(value):
+                yield from payloads_of(item, f"{path}.{field.name}[{i}]")
+        else:
+            yield from payloads_of(value, f"{path}.{field.name}")
+
+
+async def recorded_payloads(handle: Handle) -> list[RecordedPayload]:
+    """Every payload of the run's history, with the event that holds it."""
+    history = await handle.fetch_history()
+    return [
+        RecordedPayload(event.event_id, EventType.Name(event.event_type), path.lstrip("."), payload)
+        for event in history.events
+        for path, payload in payloads_of(event)
+    ]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from router_core.config import Environment
-from router_core.config_merge import SCHEDULER, TEMPLATE
+from router_core.merge.config_merge import SCHEDULER, TEMPLATE
+from router_core.world.config import Environment
 from watcher.model import WatchEvent, Wire
 
 Key = tuple[str, str]

@@ -30,8 +30,12 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from router_core import kube, status_merge
-from router_core.config import (
+from router_core import naming
+from router_core.merge.presets import apply_router_presets
+from router_core.models import kube
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.world import status_merge
+from router_core.world.config import (
     CONFIGMAP_NAME,
     INGRESS_KEY,
     ConfigError,
@@ -39,14 +43,10 @@ from router_core.config import (
     RouterConfig,
     load_router_config,
 )
-from router_core.llmisvc import LLMInferenceService
-from router_core.presets import apply_router_presets
 from watcher import uses
 from watcher.config_users import config_users
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire
 
-PART_OF_LABEL = "app.kubernetes.io/part-of"
-PART_OF_VALUE = "llminferenceservice"
 #: A CRD of these groups appearing, changing its served versions or going away affects every service.
 ROUTING_CRD_GROUPS = frozenset(
     {kube.GATEWAY_GROUP, kube.POOL_V1_GROUP, kube.POOL_V1ALPHA2_GROUP, kube.SERVING_GROUP}
@@ -202,7 +202,7 @@ def affected_services(event: WatchEvent, world: WatchedWorld) -> list[Affected]:
 def owner_of(obj: Wire) -> list[Key]:
     """The LLMInferenceService that controls a managed object (its label and controller reference)."""
     meta = obj.get("metadata") or {}
-    if (meta.get("labels") or {}).get(PART_OF_LABEL) != PART_OF_VALUE:
+    if not naming.is_part_of(meta.get("labels")):
         return []
     for ref in meta.get("ownerReferences") or []:
         if ref.get("controller") and ref.get("kind") == kube.LLMISVC.kind and ref.get("name"):

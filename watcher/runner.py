@@ -19,6 +19,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
 from temporalio.client import Client
 from temporalio.common import MetricMeter
@@ -26,26 +27,41 @@ from temporalio.common import MetricMeter
 from cluster_cache.cache import ClusterCache
 from cluster_cache.model import SeenVersion
 from cluster_cache.targets import dependent_targets, service_targets
-from router_core import kube
-from router_core.config import Environment
+from router_core.models import kube
+from router_core.world.config import Environment
+from runtime import telemetry
 from watcher import mapping
 from watcher.coalescing import SignalCoalescer
 from watcher.model import DELETED, Tuning, WatchEvent
 from watcher.service_gauge import ServiceGauge
 from watcher.signaller import Signaller, TemporalSignaller
-from worker import telemetry
-from worker.settings import OrchestratorSettings
-from worker.starting import WorkflowStarter
+from workflows.starting import WorkflowStarter
 
 log = logging.getLogger(__name__)
 
 STOP_GRACE = 3.0  # seconds to wait for the watch threads, then for pending signals, at shutdown
 
 
+class WatcherSettings(Protocol):
+    """What the watcher reads of the process's settings (``worker.settings.OrchestratorSettings``)."""
+
+    @property
+    def task_queue(self) -> str: ...
+
+    @property
+    def resync_seconds(self) -> int: ...
+
+    @property
+    def namespaces(self) -> Sequence[str]: ...
+
+    @property
+    def service_selector(self) -> str: ...
+
+
 async def run_watcher(
     cache: ClusterCache,
     temporal_client: Client,
-    settings: OrchestratorSettings,
+    settings: WatcherSettings,
     env: Environment,
     stop: asyncio.Event,
     tuning: Tuning | None = None,
@@ -55,7 +71,9 @@ async def run_watcher(
     starter = await WorkflowStarter.create(temporal_client, settings.task_queue, settings.resync_seconds)
     signaller = TemporalSignaller(starter)
     meter = telemetry.metric_meter(temporal_client)
-    await watch_and_signal(cache, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter)
+    await watch_and_signal(
+        cache, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter, settings.service_selector
+    )
 
 
 async def watch_and_signal(
@@ -66,9 +84,12 @@ async def watch_and_signal(
     stop: asyncio.Event,
     tuning: Tuning,
     meter: MetricMeter = MetricMeter.noop,
+    selector: str = "",
 ) -> None:
     """The watcher with any :class:`Signaller` (tests record the signals instead of sending them). It
-    starts ``cache``'s loops; whoever made the cache stops it."""
+    starts ``cache``'s loops; whoever made the cache stops it. Only the services ``selector`` selects are
+    watched: one that leaves the selection arrives as deleted and its workflow is signalled, and its next
+    pass hands it off (``activities.management``)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
 
@@ -84,7 +105,7 @@ async def watch_and_signal(
         cache.add(dependent_targets(namespaces, env))
         await _wait_synced(cache, tuning.sync_timeout, stop)
         if not stop.is_set():
-            cache.add(service_targets(namespaces))
+            cache.add(service_targets(namespaces, selector))
             await stop.wait()
     finally:
         consumer.cancel()

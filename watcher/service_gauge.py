@@ -11,7 +11,7 @@ from collections import Counter
 
 from temporalio.common import MetricMeter
 
-from router_core import kube
+from router_core.models import kube
 from watcher.mapping import Key, WatchedWorld
 from watcher.model import WatchEvent, Wire
 

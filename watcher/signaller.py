@@ -22,9 +22,9 @@ from opentelemetry.util.types import AttributeValue
 from temporalio.service import RPCError, RPCStatusCode
 
 from watcher.model import ServiceSignal
-from worker.starting import WorkflowStarter
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
+from workflows.starting import WorkflowStarter
 
 SIGNAL_SPAN = "signal reconcile"
 _tracer = trace.get_tracer(__name__)  # follows the global provider, even one installed later

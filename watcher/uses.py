@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from router_core import kube
-from router_core.config import RouterConfig
-from router_core.gateway_api import ParentReference
-from router_core.llmisvc import LLMInferenceService
+from router_core.models import kube
+from router_core.models.gateway_api import ParentReference
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.world.config import RouterConfig
 from watcher.model import Wire
 
 Key = tuple[str, str]  # (namespace, name)

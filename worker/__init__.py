@@ -1,1 +1,3 @@
-"""Running the orchestrator: Temporal connection settings, the one worker factory, and the worker process."""
+"""The Temporal worker: its settings, the one worker factory (also used by the replay tests) and the worker
+process. What it shares with the watcher and the command line (connections, telemetry, logs, signals)
+is in :mod:`runtime`."""

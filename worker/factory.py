@@ -9,11 +9,11 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer, Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.router_activities import RouterActivities
+from runtime import temporal
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 WORKFLOWS: Sequence[type] = (LLMInferenceServiceWorkflow,)
@@ -29,7 +29,8 @@ PASSTHROUGH_MODULES = (
     "cluster_cache.model",
     "opentelemetry",
 )
-DATA_CONVERTER = pydantic_data_converter
+#: The processes' converter (their clients connect with it, ``runtime.temporal``), for the replayer too.
+DATA_CONVERTER = temporal.DATA_CONVERTER
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:

@@ -12,7 +12,7 @@ from temporalio.client import Client
 
 from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
-from router_core.config import Environment
+from router_core.world.config import Environment
 from worker import versioning
 from worker.factory import build_worker
 from worker.settings import OrchestratorSettings
@@ -28,7 +28,7 @@ async def run_worker(
     env: Environment,
     stop: asyncio.Event,
 ) -> None:
-    activities = RouterActivities(api, view, env)
+    activities = RouterActivities(api, view, env, settings.management())
     with ThreadPoolExecutor(max_workers=settings.activity_threads, thread_name_prefix="activity") as executor:
         worker = build_worker(
             client,
@@ -39,7 +39,12 @@ async def run_worker(
             versioning.deployment_config(settings.deployment_name, settings.build_id),
         )
         runner = asyncio.create_task(worker.run())
-        log.info("worker polling task queue %s%s", settings.task_queue, _version_note(settings))
+        log.info(
+            "worker polling task queue %s (%s mode)%s",
+            settings.task_queue,
+            settings.mode,
+            _version_note(settings),
+        )
         stopping = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if runner in done:

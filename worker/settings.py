@@ -1,10 +1,11 @@
 """Settings of the worker and the watcher, from the environment.
 
-The Temporal connection comes from Temporal's standard environment configuration (``TEMPORAL_ADDRESS``,
-``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``, ``TEMPORAL_PROFILE`` and the TOML
-profile file), so the same variables work for the ``temporal`` CLI, this worker and Temporal Cloud.
+The Temporal connection (``runtime.temporal``) comes from Temporal's standard environment configuration
+(``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``,
+``TEMPORAL_PROFILE`` and the TOML profile file), so the same variables work for the ``temporal`` CLI,
+this worker and Temporal Cloud.
 
-Telemetry (``worker.telemetry``): ``LLMISVC_ROUTER_METRICS_PORT`` serves Prometheus metrics; traces follow
+Telemetry (``runtime.telemetry``): ``LLMISVC_ROUTER_METRICS_PORT`` serves Prometheus metrics; traces follow
 OpenTelemetry's variables, ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``, ``none``, comma-separated;
 unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is
 set and no tracing otherwise, so a cluster without a collector is not sent spans) and
@@ -18,6 +19,11 @@ pool: ``LLMISVC_ROUTER_ACTIVITY_THREADS``, ``LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS
 ``LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS``, ``LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS`` and
 ``LLMISVC_ROUTER_KUBE_CONNECTIONS`` (at least the activity threads; by default the threads plus room
 for the watcher's watch streams, which share the pool in ``llmisvc-router run``).
+
+Which services this deployment manages and how (``activities.management``): ``LLMISVC_ROUTER_NAMESPACES``
+(comma-separated; empty: all), ``LLMISVC_ROUTER_SERVICE_SELECTOR`` (a label selector; empty: every
+service) and ``LLMISVC_ROUTER_MODE`` (``write``, the default, or ``shadow``: plan, write nothing, report
+the drift).
 """
 
 from __future__ import annotations
@@ -26,13 +32,13 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
-from temporalio.client import Client
-from temporalio.envconfig import ClientConfig
-from temporalio.runtime import Runtime
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from worker import telemetry
-from worker.factory import DATA_CONVERTER, WorkerSizing
+from activities.management import Management
+from router_core.gocompat import label_selector
+from runtime import exit_codes
+from runtime.errors import StartupError
+from worker.factory import WorkerSizing
 from worker.versioning import BuildId, DeploymentName, default_build_id, package_version
 from worker.versioning import from_env as versioning_from_env
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
@@ -42,8 +48,11 @@ from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 SPARE_CONNECTIONS = 12
 
 
-class SettingsError(ValueError):
-    """A setting has a value that cannot be used; the message names the variable."""
+class SettingsError(StartupError, ValueError):
+    """A setting has a value that cannot be used; the message names the variable (exit status 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_codes.USAGE)
 
 
 class OrchestratorSettings(BaseModel):
@@ -62,6 +71,15 @@ class OrchestratorSettings(BaseModel):
     kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
+    # Which services this deployment manages, and whether it writes (activities.management).
+    mode: Literal["write", "shadow"] = "write"
+    service_selector: str = ""  # a label selector; empty: every service of the namespaces
+
+    @field_validator("service_selector")
+    @classmethod
+    def _selector_parses(cls, value: str) -> str:
+        label_selector.parse(value)  # refused here, with the API server's reason, before anything starts
+        return value.strip()
 
     @model_validator(mode="after")
     def _pool_fits_threads(self) -> OrchestratorSettings:
@@ -90,6 +108,9 @@ class OrchestratorSettings(BaseModel):
         except ValidationError as err:
             raise _settings_error(err, _FLAG_NAMES) from err
 
+    def management(self) -> Management:
+        return Management.of(self.mode, self.service_selector, self.namespaces)
+
     def sizing(self) -> WorkerSizing:
         return WorkerSizing(
             activity_threads=self.activity_threads,
@@ -115,6 +136,8 @@ class OrchestratorSettings(BaseModel):
             "kube_connections": values.get("LLMISVC_ROUTER_KUBE_CONNECTIONS"),
             "metrics_port": values.get("LLMISVC_ROUTER_METRICS_PORT") or None,
             "trace_exporters": trace_exporters(values),
+            "mode": values.get("LLMISVC_ROUTER_MODE") or None,
+            "service_selector": values.get("LLMISVC_ROUTER_SERVICE_SELECTOR"),
         }
         try:
             return cls.model_validate({k: v for k, v in raw.items() if v is not None})
@@ -137,13 +160,17 @@ _SIZING_NAMES = {
     "activity_task_pollers": "ACTIVITY_TASK_POLLERS",
     "kube_connections": "KUBE_CONNECTIONS",
 }
-_FLAG_NAMES = {field: "--" + field.replace("_", "-") for field in _SIZING_NAMES}
+_FLAG_NAMES = {
+    field: "--" + field.replace("_", "-") for field in (*_SIZING_NAMES, "mode", "service_selector")
+}
 _ENV_NAMES = {
     "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
     "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
     **{field: f"LLMISVC_ROUTER_{suffix}" for field, suffix in _SIZING_NAMES.items()},
     "metrics_port": "LLMISVC_ROUTER_METRICS_PORT",
     "trace_exporters": "OTEL_TRACES_EXPORTER",
+    "mode": "LLMISVC_ROUTER_MODE",
+    "service_selector": "LLMISVC_ROUTER_SERVICE_SELECTOR",
 }
 
 
@@ -164,13 +191,3 @@ def trace_exporters(values: Mapping[str, str]) -> list[str]:
         endpoints = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
         return ["otlp"] if any(values.get(name) for name in endpoints) else []
     return [name.strip() for name in names.split(",") if name.strip() not in ("", "none")]
-
-
-async def connect_temporal(env: Mapping[str, str] | None = None, runtime: Runtime | None = None) -> Client:
-    """Connect with Temporal's environment configuration and the pydantic data converter; with tracing on,
-    the OpenTelemetry plugin; with ``runtime`` (``telemetry.start``), metrics on its endpoint."""
-    config = ClientConfig.load_client_connect_config(override_env_vars=env)
-    config.setdefault("target_host", "localhost:7233")
-    return await Client.connect(
-        **config, data_converter=DATA_CONVERTER, plugins=telemetry.client_plugins(), runtime=runtime
-    )

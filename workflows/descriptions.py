@@ -26,6 +26,10 @@ STATE = (
     "The workflow's view of the service: passes run, the last pass's outcome, conditions and URL, "
     "the last error and the triggers waiting for the next pass."
 )
+DRIFT = (
+    "Shadow mode's report: the objects whose live state differs from what the last pass would have "
+    "written, each with the fields that differ, and the status conditions that would change."
+)
 RECONCILE_NOW = (
     'Run a pass now and return its summary (outcome, conditions, URL, writes). Argument: {"reason": "why"}. '
     "Refused once the service is gone."
@@ -73,6 +77,7 @@ def static_details(namespace: str, name: str) -> str:
             f"- `kubectl describe llminferenceservice -n {namespace} {name}`: its status and Events",
             f"- `llmisvc-router status {key}`: this workflow's view",
             f"- `llmisvc-router reconcile {key}`: a pass now",
-            "- Signals: `reconcile`, `stop`, `resume`; query: `state`; update: `reconcile_now`.",
+            f"- `llmisvc-router drift {key}`: in shadow mode, what differs from what it would write",
+            "- Signals: `reconcile`, `stop`, `resume`; queries: `state`, `drift`; update: `reconcile_now`.",
         ]
     )

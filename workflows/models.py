@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from activities.models import PassOutcome
 from cluster_cache.model import SeenVersion
+from workflows.drift_report import DriftReport
 
 WORKFLOW_NAME = "LLMInferenceServiceWorkflow"
 DEFAULT_TASK_QUEUE = "llmisvc-router"
@@ -47,6 +48,7 @@ class PassSummary(BaseModel):
     status_written: bool = False
     finished_at: datetime | None = None
     build_id: str | None = None  # the versioned worker's build that ran the pass (Worker Versioning)
+    drift: int | None = None  # shadow mode: the objects that differ (workflows.drift_report)
 
 
 class WorkflowState(BaseModel):
@@ -61,6 +63,12 @@ class WorkflowState(BaseModel):
     desired_stop: bool | None = None  # a stop/resume signal not carried out yet
     recheck_attempt: int = 0  # capped backoff after a pass that did not reconcile
     gone: bool = False
+    drift: DriftReport | None = None  # set once a pass ran in shadow mode (workflows.drift_report)
+    handed_off: str | None = None  # why the service left this deployment's selection; the workflow ends
+
+    @property
+    def ended(self) -> bool:
+        return self.gone or self.handed_off is not None
 
 
 class ServiceWorkflowInput(BaseModel):
@@ -70,6 +78,9 @@ class ServiceWorkflowInput(BaseModel):
     #: Keep the custom search attributes up to date; starters set it only when the namespace has them
     #: registered, since setting an unregistered one fails the workflow task.
     search_attributes: bool = False
+    #: ``LlmisvcDrift`` too: set only by starters that found it registered, so a workflow started before
+    #: it was added (and carrying ``search_attributes``) never sets an unregistered attribute.
+    drift_attribute: bool = False
     state: WorkflowState | None = None
 
 

@@ -55,14 +55,17 @@ def pass_line(
     """The line for a pass, or None when it changed nothing worth a line."""
     changes = changed_conditions(before, after)
     same_outcome = before is not None and before.outcome == after.outcome and before.message == after.message
-    if not after.writes and not after.status_written and not changes and same_outcome:
+    same_drift = (before.drift if before is not None else None) == after.drift
+    if not after.writes and not after.status_written and not changes and same_outcome and same_drift:
         return None
     parts = [f"{key}: {after.outcome} in {took.total_seconds():.1f}s"]
-    if after.outcome == "error" and after.message:
+    if after.outcome in ("error", "handed-off") and after.message:
         parts.append(after.message)
     wrote = [f"{after.writes} object{'s' if after.writes != 1 else ''}"] if after.writes else []
     wrote += ["status"] if after.status_written else []
     parts.append(f"wrote {', '.join(wrote)}" if wrote else "wrote nothing")
+    if after.drift is not None:
+        parts.append(f"shadow mode: drift {after.drift}")
     if changes:
         parts.append("conditions: " + ", ".join(changes))
     parts.append(f"after: {describe_triggers(reasons)}")

@@ -10,5 +10,7 @@ NAMESPACE = SearchAttributeKey.for_keyword("LlmisvcNamespace")
 NAME = SearchAttributeKey.for_keyword("LlmisvcName")
 ROUTER_READY = SearchAttributeKey.for_keyword("LlmisvcRouterReady")  # True / False / Unknown
 OUTCOME = SearchAttributeKey.for_keyword("LlmisvcOutcome")  # reconciled, precondition-not-met, …
+#: Shadow mode: the objects whose live state differs from what the router would write (``LlmisvcDrift > 0``).
+DRIFT = SearchAttributeKey.for_int("LlmisvcDrift")
 
-ALL = (NAMESPACE, NAME, ROUTER_READY, OUTCOME)
+ALL = (NAMESPACE, NAME, ROUTER_READY, OUTCOME, DRIFT)

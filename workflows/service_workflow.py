@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.types import MethodSyncSingleParam
 
@@ -35,8 +35,17 @@ from activities.models import (
 )
 from activities.router_activities import RouterActivities
 from cluster_cache.model import SeenVersion
-from router_core.phases import Phase
-from workflows import descriptions, pass_log, pass_telemetry, search_attributes, summaries, versioning
+from router_core.planner.plan import Phase
+from workflows import (
+    descriptions,
+    drift_report,
+    pass_log,
+    pass_telemetry,
+    search_attributes,
+    summaries,
+    versioning,
+)
+from workflows.drift_report import DriftReport
 from workflows.models import (
     MAX_SEEN,
     WORKFLOW_NAME,
@@ -55,7 +64,14 @@ ACTIVITY_RETRY = RetryPolicy(
 )
 #: Retries of one activity stop after this long; the pass then ends with an error and is re-checked.
 ACTIVITY_DEADLINE = timedelta(minutes=5)
-ATTEMPT_TIMEOUT = timedelta(seconds=60)
+# The timeout chain (docs/operations.md, *Timeouts*; pinned by tests/workflows/test_timeouts.py): one
+# API request <= activities.cluster_api.REQUEST_BUDGET (17 s) < one attempt (30 s); a regular activity
+# heartbeats every second (activities.attempts), so a lost worker is noticed after HEARTBEAT_TIMEOUT.
+ATTEMPT_TIMEOUT = timedelta(seconds=30)
+HEARTBEAT_TIMEOUT = timedelta(seconds=5)
+#: Local activities cannot heartbeat (a lost worker shows as a workflow task timeout instead), so their
+#: retries are kept short: after this long the pass ends with an error and is re-checked.
+LOCAL_DEADLINE = timedelta(seconds=60)
 RECHECK_FIRST = timedelta(seconds=10)
 RECHECK_CAP = timedelta(minutes=5)
 MAX_RESTARTS = 6  # a pass whose writes keep losing races is re-planned this often, then re-checked later
@@ -72,6 +88,7 @@ ResultT = TypeVar("ResultT")
 ACTIVITY_OPTIONS = workflow.ActivityConfig(
     start_to_close_timeout=ATTEMPT_TIMEOUT,
     schedule_to_close_timeout=ACTIVITY_DEADLINE,
+    heartbeat_timeout=HEARTBEAT_TIMEOUT,
     retry_policy=ACTIVITY_RETRY,
 )
 #: ``fetch_gateways`` and ``evaluate_conditions`` read the worker's own cache, so they run as local
@@ -80,14 +97,19 @@ ACTIVITY_OPTIONS = workflow.ActivityConfig(
 #: Retries short enough stay in the worker; longer back-offs become timers (the same retry policy).
 LOCAL_OPTIONS = workflow.LocalActivityConfig(
     start_to_close_timeout=ATTEMPT_TIMEOUT,
-    schedule_to_close_timeout=ACTIVITY_DEADLINE,
+    schedule_to_close_timeout=LOCAL_DEADLINE,
     retry_policy=ACTIVITY_RETRY,
     local_retry_threshold=timedelta(seconds=10),
 )
 
 
 class _PassRestartError(Exception):
-    """A write lost a race with another writer: read the world again and plan anew."""
+    """A write lost a race with another writer, or found its plan stale: read the world again and plan
+    anew (``at_once``: a stale plan needs no back-off, nobody is racing it)."""
+
+    def __init__(self, at_once: bool = False) -> None:
+        super().__init__()
+        self.at_once = at_once
 
 
 @workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
@@ -103,18 +125,19 @@ class LLMInferenceServiceWorkflow:
 
     @workflow.run
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
-        while not self._state.gone:
+        while not self._state.ended:
             await self._wait_for_trigger()
-            if versioning.target_changed() and not self._state.gone:  # the pending pass runs there
+            if versioning.target_changed() and not self._state.ended:  # the pending pass runs there
                 await versioning.continue_on_target(request.model_copy(update={"state": self._state}))
-            if not self._state.gone:  # a pass of the reconcile_now update may have found it gone
+            if not self._state.ended:  # a pass of the reconcile_now update may have found it gone
                 await self._reconcile()
-            if workflow.info().is_continue_as_new_suggested() and not self._state.gone:
+            if workflow.info().is_continue_as_new_suggested() and not self._state.ended:
                 # Let signal and update handlers finish so nothing they started is lost.
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(request.model_copy(update={"state": self._state}))
         await workflow.wait_condition(workflow.all_handlers_finished)
-        return ServiceWorkflowResult(passes=self._state.pass_count, reason="the LLMInferenceService is gone")
+        reason = self._state.handed_off or "the LLMInferenceService is gone"
+        return ServiceWorkflowResult(passes=self._state.pass_count, reason=reason)
 
     @workflow.signal(description=descriptions.RECONCILE)
     def reconcile(self, signal: ReconcileSignal | None = None) -> None:
@@ -136,6 +159,10 @@ class LLMInferenceServiceWorkflow:
     def state(self) -> WorkflowState:
         return self._state
 
+    @workflow.query(description=descriptions.DRIFT)
+    def drift(self) -> DriftReport:
+        return self._state.drift or drift_report.no_report(self._key)
+
     @descriptions.update(descriptions.RECONCILE_NOW)
     async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
         self._note_trigger(signal)
@@ -150,14 +177,18 @@ class LLMInferenceServiceWorkflow:
 
     @reconcile_now.validator
     def _validate_reconcile_now(self, signal: ReconcileSignal) -> None:
-        if self._state.gone:
-            raise ValueError(f"LLMInferenceService {self._key} is gone; nothing to reconcile")
+        if self._state.ended:
+            raise ValueError(
+                f"LLMInferenceService {self._key} is gone; nothing to reconcile"
+                if self._state.gone
+                else f"{self._state.handed_off}: handed off; nothing to reconcile"
+            )
 
     async def _wait_for_trigger(self) -> None:
         try:
             timeout = self._next_check()
             await workflow.wait_condition(
-                lambda: bool(self._state.pending_reasons) or self._state.gone or versioning.target_changed(),
+                lambda: bool(self._state.pending_reasons) or self._state.ended or versioning.target_changed(),
                 timeout=timeout,
                 timeout_summary=descriptions.wait_summary(timeout, self._state.recheck_attempt),
             )
@@ -197,7 +228,7 @@ class LLMInferenceServiceWorkflow:
             return summary
 
     def _publish_search_attributes(self, summary: PassSummary) -> None:
-        """Let the Temporal UI filter services by namespace, name, readiness and outcome."""
+        """Let the Temporal UI filter services by namespace, name, readiness, outcome and drift."""
         if not self._request.search_attributes:
             return
         values = {
@@ -207,7 +238,17 @@ class LLMInferenceServiceWorkflow:
             search_attributes.OUTCOME: summary.outcome.value,
         }
         current = workflow.info().typed_search_attributes
-        changed = [key.value_set(value) for key, value in values.items() if current.get(key) != value]
+        changed: list[SearchAttributeUpdate[Any]] = [
+            key.value_set(value) for key, value in values.items() if current.get(key) != value
+        ]
+        drift = self._state.drift
+        if (
+            self._request.drift_attribute
+            and drift is not None
+            and current.get(search_attributes.DRIFT) != drift.drift
+        ):
+            # Only once shadow mode ran, so the histories of write-only workflows replay unchanged.
+            changed.append(search_attributes.DRIFT.value_set(drift.drift))
         if changed:  # an unchanged value would only add an event to the history
             workflow.upsert_search_attributes(changed)
 
@@ -223,8 +264,10 @@ class LLMInferenceServiceWorkflow:
         for attempt in range(MAX_RESTARTS + 1):
             try:
                 return await self._plan_and_apply(seen)
-            except _PassRestartError:
+            except _PassRestartError as restart:
                 seen = []  # the restart reads what the lost race left behind, already in the cache
+                if restart.at_once:
+                    continue
                 delay = min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
                 await workflow.sleep(delay, summary=descriptions.restart_summary(delay))
         raise ApplicationError(
@@ -239,10 +282,15 @@ class LLMInferenceServiceWorkflow:
             FetchInput(key=self._key, now=now, wait_for=seen),
             f"read and plan the pass of {self._key}",
         )
-        if decision.gone:
-            self._state.gone = True
-            return PassSummary(outcome=PassOutcome.GONE, finished_at=workflow.now())
+        if decision.gone or decision.handoff is not None:
+            return self._end(decision)
         self._note_service(decision)
+        if decision.shadow and decision.drift is not None:  # nothing is written: the drift is the result
+            self._state.drift = drift_report.shadow_pass(self._key, decision.drift, workflow.now())
+            summary = summaries.pass_summary(decision, 0, False, workflow.now())
+            return summary.model_copy(update={"drift": self._state.drift.drift})
+        if self._state.drift is not None and self._state.drift.mode == "shadow":
+            self._state.drift = drift_report.write_pass(self._key, workflow.now())
         written, rejected = await self._write_phases(decision)
         if rejected is None and decision.status is None:
             return summaries.pass_summary(decision, written, False, workflow.now())
@@ -271,6 +319,18 @@ class LLMInferenceServiceWorkflow:
             url=evaluated.url,
         )
 
+    def _end(self, decision: PassDecision) -> PassSummary:
+        """The service is gone, or left this deployment's selection (a hand-off: nothing is changed)."""
+        if self._state.drift is not None:
+            drift_report.record_gauge(self._key, 0)
+        if decision.handoff is not None:
+            self._state.handed_off = decision.handoff
+            return PassSummary(
+                outcome=PassOutcome.HANDED_OFF, message=decision.handoff, finished_at=workflow.now()
+            )
+        self._state.gone = True
+        return PassSummary(outcome=PassOutcome.GONE, finished_at=workflow.now())
+
     def _note_service(self, decision: PassDecision) -> None:
         pass_telemetry.note_generation(decision.generation)
         if self._state.uid is not None and decision.uid != self._state.uid:
@@ -284,7 +344,9 @@ class LLMInferenceServiceWorkflow:
             ops = decision.writes.get(phase.value)
             if not ops:
                 continue
-            request = ApplyInput(key=self._key, uid=decision.uid, writes=ops)
+            refs = {op.ref() for op in ops}
+            targets = [t for t in decision.targets if t.ref in refs]
+            request = ApplyInput(key=self._key, uid=decision.uid, writes=ops, targets=targets)
             result = await self._write(method, request, summaries.describe_writes(ops))
             written += result.written
             if result.rejected is not None:
@@ -298,7 +360,7 @@ class LLMInferenceServiceWorkflow:
             return await self._activity(method, request, summary)
         except ActivityError as err:
             if isinstance(err.cause, ApplicationError) and err.cause.type in errors.RESTART_PASS:
-                raise _PassRestartError from err
+                raise _PassRestartError(at_once=err.cause.type == errors.STALE_PLAN) from err
             raise
 
     async def _activity(

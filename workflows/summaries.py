@@ -9,7 +9,9 @@ from typing import Any
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from activities.models import ConditionState, PassDecision, PassOutcome, ServiceKey
-from router_core.phases import WriteOp
+from activities.payload_guard import clip
+from router_core.planner.plan import WriteOp
+from workflows import drift_report
 from workflows.models import PassSummary, WorkflowState
 
 
@@ -40,7 +42,8 @@ def failed_pass(err: ActivityError | ApplicationError, now: datetime) -> PassSum
     kind = cause.type if isinstance(cause, ApplicationError) and cause.type else "error"
     # str() of a FailureError already starts with its type: take the bare message to say it once.
     message = cause.message if isinstance(cause, FailureError) else err.message
-    return PassSummary(outcome=PassOutcome.ERROR, message=f"{kind}: {message}", finished_at=now)
+    # Clipped: the summary is carried in the workflow's state (queries, continue-as-new input).
+    return PassSummary(outcome=PassOutcome.ERROR, message=clip(f"{kind}: {message}"), finished_at=now)
 
 
 def describe_writes(ops: list[WriteOp]) -> str:
@@ -62,6 +65,7 @@ def details_markdown(key: ServiceKey, state: WorkflowState) -> str:
         "|---|---|",
         *[f"| {name} | {value} |" for name, value in sorted(last.conditions.items())],
     ]
-    if state.last_error or last.message:
+    if (state.last_error or last.message) and state.handed_off is None:
         lines += ["", f"**Last error:** {state.last_error or last.message}"]
+    lines += drift_report.markdown(state.drift, state.handed_off)
     return "\n".join(lines)

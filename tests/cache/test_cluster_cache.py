@@ -13,10 +13,10 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver
 from cluster_cache.cache import ClusterCache, at_least
 from cluster_cache.model import SeenVersion, Tuning
-from cluster_cache.targets import MANAGED_SELECTOR, dependent_targets, service_targets, start_worker_cache
-from router_core.config import Environment
-from router_core.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, ResourceType
-from router_core.naming import GATEWAY_NAME_LABEL
+from cluster_cache.targets import dependent_targets, service_targets, start_worker_cache
+from router_core.models.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, ResourceType
+from router_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
+from router_core.world.config import Environment
 
 ENV = Environment()
 NS = "llm"
@@ -79,7 +79,7 @@ def test_an_absence_is_an_answer_only_where_no_selector_hides_objects(cache):
     assert cache.knows(HTTPROUTE, NS, "missing")  # every HTTPRoute is watched
     assert not cache.knows(SERVICE, NS, "missing")  # only labelled Services are
     assert cache.covers_list(SERVICE, NS, {GATEWAY_NAME_LABEL: "gw"})
-    assert cache.covers_list(SERVICE, NS, dict([MANAGED_SELECTOR.split("=")]))
+    assert cache.covers_list(SERVICE, NS, dict([PART_OF_SELECTOR.split("=")]))
     assert not cache.covers_list(SERVICE, NS, {})
 
 
@@ -106,6 +106,18 @@ def test_a_delete_hides_the_object_until_the_watch_reports_it(server, cache):
     api.create(HTTPROUTE, route("r"))
     until(lambda: cache.get(HTTPROUTE, NS, "r") is not None, "the route in the cache")
     cache.observe_deleted(HTTPROUTE, NS, "r")
+    assert cache.get(HTTPROUTE, NS, "r") is None
+    assert cache.list(HTTPROUTE, NS, {}) == []
+
+
+def test_a_written_object_deleted_by_someone_else_before_anyone_read_it_is_gone(server, cache):
+    """The watch delivers the write and then its deletion (say, by the garbage collector) before any
+    pass reads: the overlay must not bring the deleted object back."""
+    api = KubeClusterApi(server.client)
+    created = api.create(HTTPROUTE, route("r"))
+    api.delete(HTTPROUTE, NS, "r")
+    cache.observe(HTTPROUTE, created)  # the write's answer, recorded late (the watch may be ahead)
+    time.sleep(1.0)  # the watch delivers both events meanwhile (not polled: a read would hide the bug)
     assert cache.get(HTTPROUTE, NS, "r") is None
     assert cache.list(HTTPROUTE, NS, {}) == []
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from router_core.passes import Outcome
-from worker import exit_codes
+from router_core.planner.plan import Outcome
+from runtime import exit_codes
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Outcomes of the live workflow that ``plan`` cannot produce.
-WORKFLOW_OUTCOMES = ("error", "gone")
+WORKFLOW_OUTCOMES = ("error", "gone", "handed-off")
 
 
 def test_the_readme_names_every_outcome_of_a_pass() -> None:

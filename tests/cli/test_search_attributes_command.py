@@ -8,6 +8,7 @@ from pathlib import Path
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.testing import WorkflowEnvironment
 
+from llmisvc_devstack.dev_command import search_attribute_flags
 from llmisvc_router.search_attributes_command import register_search_attributes
 from workflows import search_attributes
 
@@ -25,3 +26,15 @@ async def test_registering_twice_adds_the_attributes_once() -> None:
     assert first == names
     assert second == []
     assert set(names) <= set(listed.custom_attributes)
+
+
+def test_the_dev_server_registers_each_search_attribute_with_its_own_type() -> None:
+    flags = search_attribute_flags()
+    assert flags[1::2] == [
+        "LlmisvcNamespace=Keyword",
+        "LlmisvcName=Keyword",
+        "LlmisvcRouterReady=Keyword",
+        "LlmisvcOutcome=Keyword",
+        "LlmisvcDrift=Int",
+    ]
+    assert set(flags[::2]) == {"--search-attribute"}

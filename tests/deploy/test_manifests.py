@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-KUSTOMIZATIONS = ["deploy", "deploy/overlays/temporal-cloud"]
+KUSTOMIZATIONS = ["deploy", "deploy/overlays/temporal-cloud", "deploy/overlays/payload-encryption"]
 KUBERNETES_VERSION = "1.32.0"
 
 
@@ -99,6 +99,12 @@ def test_dockerfile_copies_every_package_the_wheel_ships() -> None:
     assert copied == set(packages)
 
 
+def test_the_image_installs_neither_the_dev_stack_nor_the_dev_group() -> None:
+    assert "devstack" not in DOCKERFILE and "apiserver_standin" not in DOCKERFILE
+    syncs = re.findall(r"^RUN uv sync ([^\n]*)", DOCKERFILE, flags=re.MULTILINE)
+    assert syncs and all("--no-dev" in s and "--all-groups" not in s for s in syncs)
+
+
 def test_dockerfile_entrypoint_is_the_console_script_and_runs_as_non_root() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "llmisvc-router" in project["project"]["scripts"]
@@ -110,3 +116,20 @@ def test_dockerfile_entrypoint_is_the_console_script_and_runs_as_non_root() -> N
 def test_dockerfile_honours_the_lock_file() -> None:
     syncs = re.findall(r"^RUN uv sync ([^\n]*)", DOCKERFILE, flags=re.MULTILINE)
     assert syncs and all("--frozen" in s and "--no-dev" in s for s in syncs)
+
+
+def test_the_payload_encryption_component_gives_worker_and_watcher_the_keys_from_a_secret() -> None:
+    deployments = [o for o in render("deploy/overlays/payload-encryption") if o["kind"] == "Deployment"]
+    assert {d["metadata"]["name"] for d in deployments} == {"llmisvc-router-worker", "llmisvc-router-watcher"}
+    for deployment in deployments:
+        pod = deployment["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["LLMISVC_ROUTER_CODEC_KEYS_FILE"] == "/etc/llmisvc-router/codec/keys.json"
+        mounts = {m["name"]: m for m in container["volumeMounts"]}
+        assert (
+            mounts["codec-keys"]["mountPath"] == "/etc/llmisvc-router/codec"
+            and mounts["codec-keys"]["readOnly"]
+        )
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        assert volumes["codec-keys"]["secret"]["secretName"] == "llmisvc-router-codec-keys"

@@ -24,8 +24,8 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core.config import Environment
-from router_core.phases import Phase
+from router_core.planner.plan import Phase
+from router_core.world.config import Environment
 from watcher.model import ServiceSignal, Tuning
 from watcher.runner import stop_cache, watch_and_signal
 
@@ -75,6 +75,8 @@ def run_pass(activities: RouterActivities) -> None:
         (Phase.MIGRATION, activities.attempt_v1_migration),
     ):
         if ops := decision.writes.get(phase.value):
+            # Without the plan's targets, each delete reads its target first: the GETs a retried write
+            # attempt makes of every target (activities.write_guard), which the role must allow too.
             write(ApplyInput(key=KEY, uid=decision.uid, writes=ops))
     activities.evaluate_conditions(EvaluateInput(key=KEY, uid=decision.uid, now=NOW, status=decision.status))
 

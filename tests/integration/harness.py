@@ -21,16 +21,18 @@ from typing import Any, TypeVar
 from kubernetes import client as k8s
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import Worker
 
 from activities.cluster_api import Wire
-from activities.kube_api import KubeClusterApi
+from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
+from activities.management import Management
 from activities.router_activities import RouterActivities
 from apiserver_standin.gateway_controller import SimulatedGatewayController
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning
@@ -63,6 +65,7 @@ class Stack:
     worker_api: RecordingClusterApi
     controller: SimulatedGatewayController | None = None
     workflow_ids: set[str] = field(default_factory=set)
+    worker: WorkerSlot | None = None  # the worker, restartable with other settings
 
     # --- the cluster ---------------------------------------------------------------------------------
 
@@ -180,16 +183,19 @@ async def running_stack(
     watcher: bool = False,
     resync_seconds: int = 600,
     tuning: Tuning = TUNING,
+    management: Management | None = None,
 ) -> AsyncIterator[Stack]:
     """A fresh stand-in seeded with KServe's namespace and ingress Gateway (when its CRD is served), a
     namespace for the test, the worker on a task queue of its own and, when asked, the gateway controller
-    (``controller``: its ``ControllerConfig`` fields) and the watcher."""
+    (``controller``: its ``ControllerConfig`` fields) and the watcher. ``management``: the mode and the
+    selection of worker and watcher (``activities.management``; default: write, everything)."""
+    management = management or Management()
     suffix = uuid.uuid4().hex[:8]
     namespace = f"it-{suffix}"
     with running_apiserver(crds=crds, bookmark_interval=0.5) as server, _clients(server) as clients:
         test_client, worker_client, watcher_client = clients
         kube = KubeClusterApi(test_client)
-        seed(kube, namespace)
+        seed(server, kube, namespace)
         worker_api = RecordingClusterApi(KubeClusterApi(worker_client))
         async with AsyncExitStack() as stack_exit:
             gateway_controller = None
@@ -202,16 +208,19 @@ async def running_stack(
             )
             task_queue = f"integration-{suffix}"
             # Worker and watcher as separate processes would run them: each with its own cache.
-            cache = start_worker_cache(worker_client, [], world.ENV, tuning)
+            selector = management.selector.text
+            cache = start_worker_cache(worker_client, [], world.ENV, tuning, selector)
             stack_exit.push_async_callback(stop_cache, cache)
-            activities = RouterActivities(worker_api, cache, world.ENV)
-            await stack_exit.enter_async_context(
-                build_worker(temporal, task_queue, activities, executor, WorkerSizing(activity_threads=8))
-            )
+            slot = WorkerSlot(temporal, task_queue, worker_api, cache, executor)
+            await slot.start(management)
+            stack_exit.push_async_callback(slot.stop)
             stack = Stack(server, temporal, namespace, task_queue, kube, worker_api, gateway_controller)
+            stack.worker = slot
             stack_exit.push_async_callback(stack.terminate_workflows)
             if watcher:
-                settings = OrchestratorSettings(task_queue=task_queue, resync_seconds=resync_seconds)
+                settings = OrchestratorSettings(
+                    task_queue=task_queue, resync_seconds=resync_seconds, service_selector=selector
+                )
                 stop = asyncio.Event()
                 watcher_cache = ClusterCache(watcher_client, tuning)
                 stack_exit.push_async_callback(stop_cache, watcher_cache)
@@ -222,6 +231,36 @@ async def running_stack(
             yield stack
 
 
+@dataclass
+class WorkerSlot:
+    """The stack's worker, which a test can restart with other settings (as a deployment restarts its
+    worker pods with a new mode) while the workflows keep running."""
+
+    temporal: Client
+    task_queue: str
+    api: RecordingClusterApi
+    cache: ClusterCache
+    executor: ThreadPoolExecutor
+    _worker: Worker | None = None
+    _task: asyncio.Task[None] | None = None
+
+    async def start(self, management: Management) -> None:
+        activities = RouterActivities(self.api, self.cache, world.ENV, management)
+        sizing = WorkerSizing(activity_threads=8)
+        self._worker = build_worker(self.temporal, self.task_queue, activities, self.executor, sizing)
+        self._task = asyncio.create_task(self._worker.run())
+
+    async def stop(self) -> None:
+        if self._worker is not None and self._task is not None:
+            await self._worker.shutdown()
+            await self._task
+            self._worker = self._task = None
+
+    async def restart(self, management: Management) -> None:
+        await self.stop()
+        await self.start(management)
+
+
 async def _stop_task(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
     stop.set()
     await asyncio.wait_for(task, 15)
@@ -230,7 +269,10 @@ async def _stop_task(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
 @contextmanager
 def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
     """One client per party, so the stand-in's counters can tell their requests apart."""
-    clients = [server.api_client(agent) for agent in (TEST_AGENT, WORKER_AGENT, WATCHER_AGENT)]
+    clients = [server.api_client(TEST_AGENT)] + [
+        server.api_client(agent, retries=CLIENT_RETRIES)  # configured as the product's processes are
+        for agent in (WORKER_AGENT, WATCHER_AGENT)
+    ]
     try:
         yield clients
     finally:
@@ -238,9 +280,9 @@ def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
             client.close()  # type: ignore[no-untyped-call]
 
 
-def seed(kube: KubeClusterApi, namespace: str) -> None:
+def seed(server: StandinApiServer, kube: KubeClusterApi, namespace: str) -> None:
     """The namespaces, and the ingress Gateway with its class when Gateway API is installed."""
-    with_ingress = kube.served([GATEWAY, GATEWAYCLASS]) == {GATEWAY, GATEWAYCLASS}
+    with_ingress = all(server.registry.lookup(t.group, t.version, t.plural) for t in (GATEWAY, GATEWAYCLASS))
     for type_, body in world.namespaces(namespace) + (world.ingress() if with_ingress else []):
         kube.create(type_, body)
 

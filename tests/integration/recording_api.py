@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.kube_api import KubeClusterApi
-from router_core.kube import ResourceType
+from router_core.models.kube import ResourceType
 
 
 class RecordingClusterApi:
@@ -44,9 +44,6 @@ class RecordingClusterApi:
     def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]:
         return self.inner.list_objects(type_, namespace, labels)
 
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        return self.inner.served(types)
-
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         result = self.inner.create(type_, body)
         self._record("create", type_, *_where(body), body)
@@ -72,8 +69,16 @@ class RecordingClusterApi:
         self._record("patch_status", type_, namespace, name, patch)
         return result
 
-    def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
-        self.inner.delete(type_, namespace, name)
+    def delete(
+        self,
+        type_: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> None:
+        self.inner.delete(type_, namespace, name, uid=uid, resource_version=resource_version)
         self._record("delete", type_, namespace, name, None)
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from router_core.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
 from tests.history import ActivityRun, activity_runs
-from tests.integration import world
 from tests.integration.harness import WORKER_AGENT, running_stack
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -28,9 +28,10 @@ class Fault:
 
 
 TRANSIENT = {
-    # The router's own Service is not made yet, so no watch covers it: fetch_gateways reads it live.
+    # The router's own Service is not made yet, so no watch covers it: fetch_gateways reads it live. A
+    # GET is tried 3 times inside an attempt (activities.kube_api), so 3 failures make Temporal retry.
     "503-reading-outside-the-cache": Fault(
-        {"verb": "get", "resource": "services", "status": 503}, "fetch_gateways"
+        {"verb": "get", "resource": "services", "status": 503, "times": 3}, "fetch_gateways"
     ),
     "503-creating-the-route": Fault(
         {"verb": "create", "resource": "httproutes", "status": 503}, "reconcile_routes"
@@ -67,18 +68,18 @@ def retried(runs: list[ActivityRun], name: str) -> ActivityRun:
 async def test_transient_api_error_is_retried_and_the_pass_converges(temporal, fault):
     async with running_stack(temporal) as stack:
         await stack.create_service(NAME)
-        rule = stack.server.faults.inject(**fault.rule, times=1)
+        rule = stack.server.faults.inject(**{"times": 1, **fault.rule})
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
         stack.server.faults.clear()
 
-        assert rule.fired == 1
+        assert rule.fired == rule.times
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         for type_, name in (
-            (HTTPROUTE, world.route_name(NAME)),
-            (POOL_V1, world.pool_name(NAME)),
-            (POOL_V1ALPHA2, world.pool_name(NAME)),
-            (SERVICE, world.epp_service_name(NAME)),
+            (HTTPROUTE, naming.route_name(NAME)),
+            (POOL_V1, naming.pool_name(NAME)),
+            (POOL_V1ALPHA2, naming.pool_name(NAME)),
+            (SERVICE, naming.epp_service_name(NAME)),
         ):
             assert await stack.get(type_, name) is not None, f"{type_.kind} {name} missing"
         assert "RouterReady" in await stack.conditions(NAME)
@@ -117,7 +118,7 @@ async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):
 
         assert rule.fired == 1
         assert state.last is not None and state.last.outcome == "reconciled"
-        assert await stack.get(HTTPROUTE, world.route_name(NAME)) is not None
+        assert await stack.get(HTTPROUTE, naming.route_name(NAME)) is not None
         names = [r.name for r in await activity_runs(handle)]
         # One pass: read and plan, write, lose the race on the route; read and plan again, write the rest.
         assert names.count("fetch_gateways") == 2
@@ -125,9 +126,26 @@ async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):
         assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 2
 
 
+async def test_one_failed_read_is_tried_again_inside_the_attempt(temporal):
+    """A GET that fails fast is tried again at once (activities.kube_api.READ_RETRIES): the other reads
+    of the attempt are kept and Temporal does not retry the activity."""
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        rule = stack.server.faults.inject(verb="get", resource="services", status=503, times=1)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        assert retried(await activity_runs(handle), "fetch_gateways").attempt == 1
+        gets = stack.server.counter.records(verb="get", resource="services", user_agent=WORKER_AGENT)
+        assert [r.code for r in gets][:2] == [503, 404]
+
+
 async def test_write_stored_before_its_response_was_lost_is_not_made_twice(temporal):
-    """The server stores the route, then answers 503: the retried create finds it (409 AlreadyExists) and
-    the pass starts again from fresh reads, which see the route as it should be."""
+    """The server stores the route, then answers 503: the retried attempt reads the route first, finds it
+    there although the plan expected none, and ends as a stale plan; the pass plans again at once from
+    fresh reads, which see the route as it should be."""
     async with running_stack(temporal) as stack:
         await stack.create_service(NAME)
         rule = stack.server.faults.inject(
@@ -140,10 +158,13 @@ async def test_write_stored_before_its_response_was_lost_is_not_made_twice(tempo
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         names = [r.name for r in await activity_runs(handle)]
         assert names.count("fetch_gateways") == 2
+        timers = [
+            e for e in (await handle.fetch_history()).events if e.HasField("timer_started_event_attributes")
+        ]
+        assert len(timers) == 1, "a stale plan is planned again at once: only the resync timer"
         route_writes = stack.server.counter.records(resource="httproutes", user_agent=WORKER_AGENT)
         assert [(r.verb, r.code) for r in route_writes if r.verb not in ("get", "list", "watch")] == [
             ("create", 503),
-            ("create", 409),
         ]
         summary = await stack.reconcile_now(handle)
         assert summary.writes == 0  # the stored route is the one the pass wanted
@@ -161,7 +182,7 @@ async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(te
         assert state.last is not None and state.last.outcome == "failed"
         routes = (await stack.conditions(NAME))["HTTPRoutesReady"]
         assert (routes["status"], routes["reason"]) == ("False", "HTTPRouteReconcileError")
-        route = f"{stack.namespace}/{world.route_name(NAME)}"
+        route = f"{stack.namespace}/{naming.route_name(NAME)}"
         assert routes["message"] == (
             f"Failed to reconcile HTTPRoute: failed to reconcile HTTPRoute {route}: "
             f"failed to create v1.HTTPRoute {route}: {refusal}"
@@ -171,4 +192,21 @@ async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(te
         runs = await activity_runs(handle)
         assert [r.attempt for r in runs if r.name == "reconcile_routes"] == [1]
         assert (await stack.state(handle)).pass_count == 1
-        assert await stack.get(POOL_V1, world.pool_name(NAME)) is not None  # the scheduler phase went through
+        assert (
+            await stack.get(POOL_V1, naming.pool_name(NAME)) is not None
+        )  # the scheduler phase went through
+
+
+async def test_a_write_slower_than_the_heartbeat_timeout_is_kept_alive_by_heartbeats(temporal):
+    """The route's create takes 7 s, longer than the 5 s heartbeat timeout but within the 10 s read
+    timeout: the attempt heartbeats meanwhile, so Temporal neither times it out nor runs a second one."""
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        rule = stack.server.faults.inject(verb="create", resource="httproutes", delay=7.0, times=1)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        assert [r.attempt for r in await activity_runs(handle) if r.name == "reconcile_routes"] == [1]
+        assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1

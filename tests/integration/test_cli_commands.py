@@ -18,8 +18,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from apiserver_standin.kubeconfig import write_kubeconfig
-from router_core.kube import HTTPROUTE, LLMISVC
-from tests.integration import world
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration.harness import Stack, annotations_of, running_stack, until
 from workflows.models import workflow_id
 
@@ -56,7 +56,7 @@ async def test_reconcile_starts_the_workflow_runs_a_pass_and_prints_its_outcome(
         summary = yaml.safe_load(out)
         assert summary["outcome"] == "reconciled"
         assert summary["conditions"]["HTTPRoutesReady"].startswith("False")
-        assert await stack.get(HTTPROUTE, world.route_name(NAME)) is not None
+        assert await stack.get(HTTPROUTE, naming.route_name(NAME)) is not None
 
         code, out, err = await cli(temporal, stack, "status", f"{stack.namespace}/{NAME}")
         assert code == 0, err
@@ -75,7 +75,7 @@ async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflo
         async def stopped() -> bool | None:
             svc = await stack.get(LLMISVC, NAME)
             annotated = svc is not None and annotations_of(svc).get("serving.kserve.io/stop") == "true"
-            return (annotated and await stack.get(HTTPROUTE, world.route_name(NAME)) is None) or None
+            return (annotated and await stack.get(HTTPROUTE, naming.route_name(NAME)) is None) or None
 
         await until(stopped, "the stop annotation set and the route gone", timeout=90)
         code, _, err = await cli(temporal, stack, "resume", service)
@@ -84,7 +84,7 @@ async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflo
         async def resumed() -> bool | None:
             svc = await stack.get(LLMISVC, NAME)
             clear = svc is not None and "serving.kserve.io/stop" not in annotations_of(svc)
-            return (clear and await stack.get(HTTPROUTE, world.route_name(NAME)) is not None) or None
+            return (clear and await stack.get(HTTPROUTE, naming.route_name(NAME)) is not None) or None
 
         await until(resumed, "the annotation removed and the route back", timeout=90)
 

@@ -8,8 +8,9 @@ import copy
 
 import pytest
 
-from router_core import wellknown
-from router_core.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
+from router_core import naming
+from router_core.merge import wellknown
+from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
 from tests.integration.world import Wire
@@ -31,7 +32,7 @@ def route_config(namespace: str, hostname: str) -> Wire:
 
 
 async def route_hostnames(stack: Stack, name: str) -> list[str] | None:
-    route = await stack.get(HTTPROUTE, world.route_name(name))
+    route = await stack.get(HTTPROUTE, naming.route_name(name))
     hostnames = (route or {}).get("spec", {}).get("hostnames")
     return [str(h) for h in hostnames] if isinstance(hostnames, list) else None
 
@@ -107,7 +108,7 @@ async def test_a_missing_base_ref_writes_nothing_but_status_and_fixing_it_recove
         assert stack.worker_writes() == stack.worker_writes("llminferenceservices") + stack.worker_writes(
             "events"
         )
-        assert await stack.get(HTTPROUTE, world.route_name("a")) is None
+        assert await stack.get(HTTPROUTE, naming.route_name("a")) is None
 
         team = {
             "apiVersion": "serving.kserve.io/v1alpha2",

@@ -10,7 +10,8 @@ import pytest
 
 from apiserver_standin.testing import running_gateway_controller
 from cluster_cache.model import SeenVersion
-from router_core.kube import HTTPROUTE, LLMISVC
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
     annotations_of,
@@ -42,7 +43,7 @@ async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status
             assert found is not None, f"{type_.kind} {name} was not created"
             owner = found["metadata"]["ownerReferences"][0]
             assert (owner["kind"], owner["name"], owner["controller"]) == ("LLMInferenceService", NAME, True)
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         parents = route["spec"]["parentRefs"]
         assert [(p["namespace"], p["name"]) for p in parents] == [("kserve", "kserve-ingress-gateway")]
@@ -185,7 +186,7 @@ async def test_route_rejected_by_the_gateway_keeps_the_service_not_ready(tempora
             return routes if "NotAccepted" in routes.get("message", "") else None
 
         routes = await until(rejected, "the gateway's rejection to reach the status")
-        route = f"{stack.namespace}/{world.route_name(NAME)}"
+        route = f"{stack.namespace}/{naming.route_name(NAME)}"
         assert (routes["status"], routes["reason"]) == ("False", "HTTPRoutesNotReady")
         assert routes["message"] == (
             f'The following HTTPRoutes are not ready: [{route}: "False" '

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.kube import HTTPROUTE, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
 from tests.history import activity_names
-from tests.integration import world
 from tests.integration.harness import (
     annotations_of,
     backend_groups,
@@ -30,14 +30,14 @@ async def test_route_moves_to_v1_pools_after_the_gateway_rejects_v1alpha2(tempor
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
 
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         assert backend_groups(route) == {POOL_V1ALPHA2_GROUP}  # a brand-new route starts on v1alpha2
         assert MIGRATED not in annotations_of(route)
         assert "attempt_v1_migration" not in await activity_names(handle)
 
         async def refused() -> Wire | None:
-            found = await stack.get(HTTPROUTE, world.route_name(NAME))
+            found = await stack.get(HTTPROUTE, naming.route_name(NAME))
             resolved = route_parent_conditions(found or {}).get("ResolvedRefs", {})
             return resolved if resolved.get("status") == "False" else None
 
@@ -47,7 +47,7 @@ async def test_route_moves_to_v1_pools_after_the_gateway_rejects_v1alpha2(tempor
         summary = await stack.reconcile_now(handle, "the route's status changed")
 
         assert summary.outcome == "reconciled"
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         assert backend_groups(route) == {POOL_V1_GROUP}
         assert annotations_of(route)[MIGRATED] == "v1"
@@ -56,7 +56,7 @@ async def test_route_moves_to_v1_pools_after_the_gateway_rejects_v1alpha2(tempor
 
         svc = await stack.until_router_ready(NAME, drive=handle)
         assert svc["status"]["url"].endswith(f"/{stack.namespace}/{NAME}")
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None and backend_groups(route) == {POOL_V1_GROUP}  # and it stays there
         assert (await activity_names(handle)).count("attempt_v1_migration") == 1
 
@@ -74,7 +74,7 @@ async def test_route_stays_on_v1alpha2_pools_while_the_gateway_accepts_them(temp
 
         await stack.until_router_ready(NAME, drive=handle)
 
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         assert backend_groups(route) == {POOL_V1ALPHA2_GROUP}
         assert MIGRATED not in annotations_of(route)

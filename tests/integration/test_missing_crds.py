@@ -9,7 +9,8 @@ import time
 import pytest
 from temporalio.service import RPCError
 
-from router_core.kube import HTTPROUTE
+from router_core import naming
+from router_core.models.kube import HTTPROUTE
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, WATCHER_AGENT, WORKER_AGENT, Stack, running_stack, until
 from workflows.models import WorkflowState
@@ -73,7 +74,7 @@ async def test_missing_crds_are_reported_without_a_hot_loop_and_installing_them_
             return state if reconciled and not state.pending_reasons else None
 
         await until(recovered, "a pass that reconciles once the CRDs are installed", timeout=15)
-        assert await stack.get(HTTPROUTE, world.route_name(NAME)) is not None
+        assert await stack.get(HTTPROUTE, naming.route_name(NAME)) is not None
         routes = (await stack.conditions(NAME))["HTTPRoutesReady"]
         assert routes["reason"] not in ("GatewayPreconditionNotMet", "RefsInvalid"), routes
 

@@ -16,10 +16,11 @@ from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
 from apiserver_standin.kubeconfig import write_kubeconfig
-from router_core.kube import LLMISVC
+from router_core import naming
+from router_core.models.kube import LLMISVC
+from runtime import logs
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
-from worker import logs
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NAME = "opt"
@@ -29,6 +30,11 @@ KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 async def events_about(stack: Stack, name: str) -> list[Wire]:
     listed = await asyncio.to_thread(stack.kube.list_objects, EVENT, stack.namespace, {})
     return [e for e in listed if e.get("regarding", {}).get("name") == name]
+
+
+async def some_events_about(stack: Stack, name: str) -> list[Wire] | None:
+    """For ``until``: None while there is none (an empty list would end the wait at once)."""
+    return await events_about(stack, name) or None
 
 
 async def create_unreadable_service(stack: Stack) -> None:
@@ -52,7 +58,7 @@ async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warnin
         for type_ in ("Ready", "RouterReady"):
             assert found[type_]["status"] == "False" and found[type_]["reason"] == INVALID_SPEC
             assert found[type_]["message"].startswith("field spec.model.lora.adapters: ")
-        events = await until(lambda: events_about(stack, NAME), "an Event on the service")
+        events = await until(lambda: some_events_about(stack, NAME), "an Event on the service")
         assert [(e["type"], e["reason"]) for e in events] == [("Warning", INVALID_SPEC)]
         assert events[0]["regarding"]["uid"] == (await stack.service(NAME))["metadata"]["uid"]
         assert "spec.model.lora.adapters" in events[0]["note"]
@@ -92,11 +98,11 @@ async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_chan
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
-        first = await until(lambda: events_about(stack, NAME), "Events for the first pass's writes")
+        first = await until(lambda: some_events_about(stack, NAME), "Events for the first pass's writes")
         reasons = {e["reason"] for e in first}
         assert "Created" in reasons
         notes = {e["note"] for e in first}
-        assert f"created HTTPRoute {stack.namespace}/{world.route_name(NAME)}" in notes
+        assert f"created HTTPRoute {stack.namespace}/{naming.route_name(NAME)}" in notes
         await stack.reconcile_now(handle)
         assert len(await events_about(stack, NAME)) == len(first)
 
@@ -151,7 +157,7 @@ async def test_kubectl_describe_of_a_ready_service_lists_the_routers_events(temp
 
         events = (await until(described, "kubectl describe listing RouterReady")).split("Events:", 1)[1]
         rows = [line.split() for line in events.splitlines()[3:] if line.strip()]
-        route = f"{stack.namespace}/{world.route_name(NAME)}"
+        route = f"{stack.namespace}/{naming.route_name(NAME)}"
         # Type, Reason, Age..., From, Message: the router is named as the reporter of each.
         assert ["Normal", "Created"] in [row[:2] for row in rows], events
         assert f"llmisvc-router  created HTTPRoute {route}" in events

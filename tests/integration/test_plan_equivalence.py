@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from apiserver_standin.testing import running_gateway_controller
-from router_core.config import CONFIGMAP_NAME
-from router_core.kube import (
+from router_core import naming
+from router_core.models.kube import (
     CONFIGMAP,
     CRD,
     DEPLOYMENT,
@@ -35,6 +35,7 @@ from router_core.kube import (
     SERVICE,
     key_of,
 )
+from router_core.world.config import CONFIGMAP_NAME
 from tests.integration import world
 from tests.integration.harness import (
     WORKER_AGENT,
@@ -75,7 +76,7 @@ async def migrating_route(stack: Stack) -> Callable[[], Awaitable[Handle]]:
         await stack.passes(handle, 1)
 
         async def refused() -> bool:
-            route = await stack.get(HTTPROUTE, world.route_name(NAME)) or {}
+            route = await stack.get(HTTPROUTE, naming.route_name(NAME)) or {}
             return route_parent_conditions(route).get("ResolvedRefs", {}).get("reason") == "InvalidKind"
 
         await until(refused, "the gateway to refuse the v1alpha2 pools")

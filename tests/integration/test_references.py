@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.kube import GATEWAY, HTTPROUTE
+from router_core import naming
+from router_core.models.kube import GATEWAY, HTTPROUTE
 from tests.integration import world
 from tests.integration.harness import conditions_of, running_stack, until
 from tests.integration.world import Wire
@@ -40,7 +41,7 @@ async def test_referenced_route_and_gateway_are_validated_then_drive_readiness(t
         await stack.create(HTTPROUTE, world.http_route(ROUTE, ns, GATEWAY_NAME, ns))
         svc = await stack.until_router_ready(NAME, drive=handle)
 
-        assert await stack.get(HTTPROUTE, world.route_name(NAME)) is None  # no managed route
+        assert await stack.get(HTTPROUTE, naming.route_name(NAME)) is None  # no managed route
         assert svc["status"]["url"] == f"http://{world.GATEWAY_ADDRESS}/"
         gateways = svc["status"]["router"]["gateways"]
         assert [(g["namespace"], g["name"]) for g in gateways] == [(ns, GATEWAY_NAME)]

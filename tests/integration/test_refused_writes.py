@@ -9,7 +9,8 @@ not sent at all, and the status says why.
 
 from __future__ import annotations
 
-from router_core.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
 from tests.integration import world
 from tests.integration.harness import running_stack
 from workflows.models import workflow_id
@@ -40,10 +41,10 @@ async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
         assert state.last is not None and state.last.outcome == "failed", state.last
-        refusal = f'Service "{world.epp_service_name(NAME)}" is invalid: spec.ports: Required value'
+        refusal = f'Service "{naming.epp_service_name(NAME)}" is invalid: spec.ports: Required value'
         messages = [c.get("message") or "" for c in (await stack.conditions(NAME)).values()]
         assert any(refusal in m for m in messages), messages
-        assert await stack.get(SERVICE, world.epp_service_name(NAME)) is None
+        assert await stack.get(SERVICE, naming.epp_service_name(NAME)) is None
 
 
 def service_with_adapters(name: str, namespace: str, count: int) -> dict[str, object]:
@@ -66,7 +67,7 @@ async def test_a_route_over_gateway_apis_match_limit_is_reported_in_status_not_w
         state = await stack.passes(handle, 1)
 
         assert state.last is not None and state.last.outcome == "failed", state.last
-        route = world.route_name(stack_name)
+        route = naming.route_name(stack_name)
         cond = (await stack.conditions(stack_name))["HTTPRoutesReady"]
         assert cond["status"] == "False" and cond["reason"] == "HTTPRouteReconcileError", cond
         assert cond["message"].startswith(

@@ -10,7 +10,8 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus
 
 from apiserver_standin.testing import running_gateway_controller
-from router_core.kube import (
+from router_core import naming
+from router_core.models.kube import (
     CONFIGMAP,
     DEPLOYMENT,
     GATEWAY,
@@ -53,7 +54,7 @@ async def test_created_service_becomes_ready_when_its_gateway_is_programmed_and_
         handle = stack.handle(NAME)
 
         async def routed() -> Wire | None:
-            return await stack.get(HTTPROUTE, world.route_name(NAME))
+            return await stack.get(HTTPROUTE, naming.route_name(NAME))
 
         await until(routed, "the watcher-started workflow to create the managed route")
         assert not is_true(await stack.conditions(NAME), "RouterReady")  # the Gateway is not programmed
@@ -81,7 +82,7 @@ async def test_gateway_refusing_v1alpha2_pools_leads_to_the_migration_without_a_
 
         svc = await stack.until_router_ready(NAME)
 
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         assert backend_groups(route) == {POOL_V1_GROUP}
         assert annotations_of(route)["serving.kserve.io/inference-pool-migrated"] == "v1"
@@ -132,9 +133,9 @@ async def test_service_deleted_and_created_again_is_reconciled_by_a_new_workflow
         # The garbage collector removes the old service's objects in the background: wait for it, as
         # one would on a real cluster, before creating the same names again.
         await until(
-            lambda: _gone(stack, DEPLOYMENT, world.scheduler_name(NAME)), "the old Deployment collected"
+            lambda: _gone(stack, DEPLOYMENT, naming.scheduler_name(NAME)), "the old Deployment collected"
         )
-        await until(lambda: _gone(stack, HTTPROUTE, world.route_name(NAME)), "the old HTTPRoute collected")
+        await until(lambda: _gone(stack, HTTPROUTE, naming.route_name(NAME)), "the old HTTPRoute collected")
         recreated = await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
 
@@ -142,7 +143,7 @@ async def test_service_deleted_and_created_again_is_reconciled_by_a_new_workflow
         described = await stack.handle(NAME).describe()
         assert described.run_id != first_run
         assert described.status == WorkflowExecutionStatus.RUNNING
-        route = await stack.get(HTTPROUTE, world.route_name(NAME))
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         assert route["metadata"]["ownerReferences"][0]["uid"] == recreated["metadata"]["uid"]
 
@@ -157,7 +158,7 @@ async def test_changing_the_ingress_gateway_in_the_kserve_config_moves_the_manag
         await stack.create(CONFIGMAP, world.ingress_config(f"{stack.namespace}/edge"))
 
         async def moved() -> Wire | None:
-            route = await stack.get(HTTPROUTE, world.route_name(NAME)) or {"spec": {}}
+            route = await stack.get(HTTPROUTE, naming.route_name(NAME)) or {"spec": {}}
             parents = [(p.get("namespace"), p["name"]) for p in route["spec"].get("parentRefs") or []]
             return route if parents == [(stack.namespace, "edge")] else None
 

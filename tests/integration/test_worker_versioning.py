@@ -35,7 +35,8 @@ from activities.router_activities import RouterActivities
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver
 from cluster_cache.targets import start_worker_cache
-from router_core.kube import HTTPROUTE
+from router_core import naming
+from router_core.models.kube import HTTPROUTE
 from tests.integration import world
 from tests.integration.conftest import TEMPORAL
 from tests.integration.harness import TUNING, WORKER_AGENT, Stack, seed, until
@@ -219,7 +220,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
     with running_apiserver(crds="all", bookmark_interval=0.5) as server:
         test_api = server.api_client("integration-test")
         kube = KubeClusterApi(test_api)
-        seed(kube, namespace)
+        seed(server, kube, namespace)
         stack = Stack(server, temporal, namespace, task_queue, kube, RecordingClusterApi(kube))
         try:
             async with AsyncExitStack() as b_workers, AsyncExitStack() as a_workers:
@@ -248,7 +249,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
                 )
 
                 # One service's route was removed by hand meanwhile: B's pass must put it back.
-                await stack.delete(HTTPROUTE, world.route_name(SERVICES[0]))
+                await stack.delete(HTTPROUTE, naming.route_name(SERVICES[0]))
                 for name in SERVICES:
                     await stack.handle(name).signal(
                         LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="HTTPRoute changed")
@@ -273,7 +274,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
                 third = {name: await pass_on(stack, name, 3, BUILD_B) for name in SERVICES}
                 timeline.note(f"a further pass of every service ran on {BUILD_B} alone")
                 histories = {name: await runs(temporal, stack.handle(name).id) for name in SERVICES}
-                route_back = await stack.get(HTTPROUTE, world.route_name(SERVICES[0]))
+                route_back = await stack.get(HTTPROUTE, naming.route_name(SERVICES[0]))
         finally:
             await stack.terminate_workflows()
             test_api.close()  # type: ignore[no-untyped-call]

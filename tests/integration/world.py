@@ -8,8 +8,16 @@ import json
 from typing import Any
 
 from router_core import naming
-from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType
-from worker.environment import environment_from
+from router_core.models.kube import (
+    GATEWAY,
+    GATEWAYCLASS,
+    HTTPROUTE,
+    POOL_V1,
+    POOL_V1ALPHA2,
+    SERVICE,
+    ResourceType,
+)
+from runtime.environment import environment_from
 
 Wire = dict[str, Any]
 NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
@@ -102,7 +110,7 @@ def scheduler_deployment(svc: Wire) -> Wire:
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
-            "name": scheduler_name(meta["name"]),
+            "name": naming.scheduler_name(meta["name"]),
             "namespace": meta["namespace"],
             "labels": naming.scheduler_labels(meta["name"]),
             "ownerReferences": [
@@ -133,22 +141,6 @@ AVAILABLE_DEPLOYMENT_STATUS: Wire = {
 }
 
 
-def route_name(svc: str) -> str:
-    return naming.child_name(svc, naming.ROUTE_SUFFIX)
-
-
-def pool_name(svc: str) -> str:
-    return naming.child_name(svc, naming.POOL_SUFFIX)
-
-
-def epp_service_name(svc: str) -> str:
-    return naming.child_name(svc, naming.EPP_SERVICE_SUFFIX)
-
-
-def scheduler_name(svc: str) -> str:
-    return naming.child_name(svc, naming.SCHEDULER_SUFFIX)
-
-
 def namespaces(ns: str) -> list[tuple[ResourceType, Wire]]:
     """KServe's namespace and the test's own."""
     return [(NAMESPACE, namespace(KSERVE_NAMESPACE)), (NAMESPACE, namespace(ns))]
@@ -162,8 +154,8 @@ def ingress() -> list[tuple[ResourceType, Wire]]:
 def managed_objects(svc: str) -> list[tuple[ResourceType, str]]:
     """What the router creates for a service with the presets: route, both pools, EPP Service."""
     return [
-        (HTTPROUTE, route_name(svc)),
-        (POOL_V1, pool_name(svc)),
-        (POOL_V1ALPHA2, pool_name(svc)),
-        (SERVICE, epp_service_name(svc)),
+        (HTTPROUTE, naming.route_name(svc)),
+        (POOL_V1, naming.pool_name(svc)),
+        (POOL_V1ALPHA2, naming.pool_name(svc)),
+        (SERVICE, naming.epp_service_name(svc)),
     ]

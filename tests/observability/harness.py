@@ -23,11 +23,11 @@ from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from router_core.kube import LLMISVC
+from router_core.models.kube import LLMISVC
+from runtime import telemetry
 from tests.integration import world
 from watcher.model import Tuning
 from watcher.runner import run_watcher, stop_cache
-from worker import telemetry
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import WorkflowState, workflow_id
@@ -71,11 +71,15 @@ class Orchestrator:
 
 
 @asynccontextmanager
-async def running_orchestrator(client: Client, *, watcher: bool = False) -> AsyncIterator[Orchestrator]:
+async def running_orchestrator(
+    client: Client, *, watcher: bool = False, mode: str = "write"
+) -> AsyncIterator[Orchestrator]:
     """The stand-in with one service and the worker (and the watcher) on a task queue of their own."""
     suffix = uuid.uuid4().hex[:8]
     namespace = f"obs-{suffix}"
-    settings = OrchestratorSettings(task_queue=f"observability-{suffix}", namespaces=[namespace])
+    settings = OrchestratorSettings.model_validate(
+        {"task_queue": f"observability-{suffix}", "namespaces": [namespace], "mode": mode}
+    )
     with running_apiserver(crds="all", bookmark_interval=0.5) as server:
         kube = KubeClusterApi(server.client)
         for type_, body in world.namespaces(namespace) + world.ingress():

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from activities.models import ServiceKey
-from worker.logs import JsonFormatter, TextFormatter
+from runtime.logs import JsonFormatter, TextFormatter
 from workflows.models import PassSummary
 from workflows.pass_log import pass_line, readiness_line
 

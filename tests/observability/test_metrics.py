@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest_asyncio
 
+from runtime import telemetry
+from runtime.temporal import connect_temporal
 from tests.observability import dashboard
 from tests.observability.harness import running_orchestrator, until
 from watcher.service_gauge import STATES, router_ready
-from worker import telemetry
-from worker.settings import OrchestratorSettings, connect_temporal
+from worker.settings import OrchestratorSettings
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "llmisvc-router.json"
 #: Some of what the Temporal SDK reports once a worker has run a workflow task and activities.
@@ -127,6 +128,26 @@ async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(scr
 
     services = {state: metrics.value("llmisvc_router_services", router_ready=state) for state in STATES}
     assert services == {state: (1 if state == ready else 0) for state in STATES}
+
+
+async def test_a_shadow_worker_exports_each_services_drift_as_a_gauge(temporal_address: str) -> None:
+    port = _free_port()
+    runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
+    assert runtime is not None
+    client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address}, runtime)
+    async with running_orchestrator(client, watcher=True, mode="shadow") as orchestrator:
+        await orchestrator.passes(1)
+        labels = {"llmisvc_namespace": orchestrator.namespace, "llmisvc_name": orchestrator.name}
+
+        async def probe() -> Scrape | None:
+            scrape = await asyncio.to_thread(_scrape, port)
+            return scrape if scrape.value("llmisvc_router_drift_objects", **labels) is not None else None
+
+        metrics = await until(probe, "llmisvc_router_drift_objects")
+    # The route, two pools and the EPP Service to create, and the status to set; nothing written.
+    assert metrics.value("llmisvc_router_drift_objects", **labels) == 5
+    assert metrics.value("llmisvc_router_kube_requests_total", verb="POST") is None
+    assert metrics.value("llmisvc_router_kube_requests_total", verb="PUT") is None
 
 
 def test_counters_end_in_total_and_durations_are_seconds_with_the_unit_in_their_help(

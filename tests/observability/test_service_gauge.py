@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 
-from router_core import kube
-from router_core.config import Environment
+from router_core.models import kube
+from router_core.world.config import Environment
 from watcher.mapping import WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED, WatchEvent
 from watcher.service_gauge import SERVICES_METRIC, ServiceGauge, router_ready

@@ -18,13 +18,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from runtime import telemetry
+from runtime.temporal import connect_temporal
 from tests.observability.harness import Orchestrator, running_orchestrator
 from watcher.model import ServiceSignal
 from watcher.signaller import SIGNAL_SPAN, TemporalSignaller
-from worker import telemetry
-from worker.settings import connect_temporal
-from worker.starting import WorkflowStarter
+from workflows.drift_report import DRIFT_ATTRIBUTE
 from workflows.pass_telemetry import PASS_SPAN
+from workflows.starting import WorkflowStarter
 
 #: The activities of a first pass, in order (``reconcile_scheduler`` creates the pool and the EPP Service).
 FIRST_PASS = [
@@ -46,11 +47,11 @@ def spans() -> Iterator[InMemorySpanExporter]:
 
 
 @asynccontextmanager
-async def traced_orchestrator(temporal_address: str) -> AsyncIterator[Orchestrator]:
+async def traced_orchestrator(temporal_address: str, mode: str = "write") -> AsyncIterator[Orchestrator]:
     """The worker on a client made as the processes make theirs: with tracing on, it has the plugin."""
     client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address})
     assert "OpenTelemetryPlugin" in [plugin.name() for plugin in client.config()["plugins"]]
-    async with running_orchestrator(client) as orchestrator:
+    async with running_orchestrator(client, mode=mode) as orchestrator:
         yield orchestrator
 
 
@@ -102,6 +103,22 @@ async def test_a_pass_is_one_trace_from_the_watchers_signal_to_the_kubernetes_ca
     status_calls = _names(calls["evaluate_conditions"])
     assert status_calls[:1] == ["PUT llminferenceservices/status"]
     assert set(status_calls[1:]) <= {"POST events"}  # the Event for the RouterReady condition it set
+
+
+async def test_a_shadow_pass_carries_its_drift_and_makes_no_write_call(
+    temporal_address: str, spans: InMemorySpanExporter
+) -> None:
+    async with traced_orchestrator(temporal_address, mode="shadow") as orchestrator:
+        await _signal(orchestrator, start=True)
+        await orchestrator.passes(1)
+
+    tree = SpanTree(spans.get_finished_spans())
+    the_pass = tree.one(PASS_SPAN, orchestrator)
+    # Nothing exists yet: the route, two pools and the EPP Service would be created, and the status set.
+    assert _attributes(the_pass)[DRIFT_ATTRIBUTE] == 5
+    [fetch] = tree.children(the_pass)
+    assert fetch.name == "RunActivity:fetch_gateways"
+    assert {call.name.split()[0] for call in tree.children(fetch)} == {"GET"}
 
 
 async def test_each_pass_is_a_trace_of_its_own_continuing_the_signal_that_asked_for_it(

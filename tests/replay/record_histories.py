@@ -20,7 +20,8 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
 from activities.cluster_api import ApiError
-from router_core.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
+from activities.management import Management
+from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
 from workflows.models import ReconcileSignal
@@ -102,6 +103,38 @@ async def gone(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
         return await svc.handle.fetch_history()
 
 
+async def shadow(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """Shadow mode: passes that read and plan, write nothing and record the drift (a signal in between)."""
+    cluster = FakeCluster(world.minimal_world())
+    async with harness.running_service(
+        client, cluster, label="shadow", management=Management.of("shadow")
+    ) as svc:
+        await svc.passes(1)
+        await svc.handle.signal(
+            LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="Gateway changed")
+        )
+        await svc.passes(2)
+        return await svc.handle.fetch_history()
+
+
+async def handed_off(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """The service leaves the selection: its next pass hands it off and the workflow completes."""
+    labelled = world.service()
+    labelled["metadata"]["labels"] = {"router": "llmisvc"}
+    cluster = FakeCluster([labelled, *world.minimal_world()[1:]])
+    selected = Management.of("write", "router=llmisvc")
+    async with harness.running_service(client, cluster, label="handed-off", management=selected) as svc:
+        await svc.passes(1)
+        current = cluster.read(LLMISVC, world.NAMESPACE, world.NAME) or {}
+        current["metadata"]["labels"] = {}
+        cluster.put(current)
+        await svc.handle.signal(
+            LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="labels changed")
+        )
+        await asyncio.wait_for(svc.handle.result(), harness.WAIT)
+        return await svc.handle.fetch_history()
+
+
 SCENARIOS: dict[str, Scenario] = {
     "first_pass": first_pass,
     "noop_resync": noop_resync,
@@ -109,6 +142,8 @@ SCENARIOS: dict[str, Scenario] = {
     "conflict_restart": conflict_restart,
     "recheck_then_reconcile": recheck_then_reconcile,
     "gone": gone,
+    "shadow": shadow,
+    "handed_off": handed_off,
 }
 
 

@@ -23,6 +23,8 @@ def test_histories_are_committed() -> None:
         "stop_resume",
         "conflict_restart",
         "gone",
+        "shadow",
+        "handed_off",
     }
 
 

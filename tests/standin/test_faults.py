@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from apiserver_standin.faults import FaultInjector, FaultRule
@@ -47,6 +48,18 @@ def test_a_rule_matches_on_group_namespace_name_and_subresource(standin, custom)
             *GATEWAY, "default", "httproutes", "b", {"status": {"parents": []}}
         )
     assert exc.value.status == 500
+
+
+def test_a_rule_matches_one_clients_requests_by_user_agent_prefix(standin, core):
+    rule = standin.faults.inject(verb="create", resource="configmaps", user_agent="worker/", status=503)
+    core.create_namespaced_config_map("default", configmap("a"))  # another client: not matched
+    worker = standin.api_client("worker/1")
+    try:
+        with pytest.raises(ApiException) as exc:
+            client.CoreV1Api(worker).create_namespaced_config_map("default", configmap("b"))  # type: ignore[arg-type]
+    finally:
+        worker.close()
+    assert exc.value.status == 503 and rule.fired == 1
 
 
 def test_a_probabilistic_rule_fires_for_some_requests_only():

@@ -165,6 +165,19 @@ def test_a_resource_version_precondition_that_does_not_match_is_409(standin):
     )
 
 
+def test_preconditions_that_match_let_the_delete_through(standin):
+    custom = client.CustomObjectsApi(standin.client)
+    created = create(custom, "httproutes", route("r"))
+    meta = created["metadata"]
+    preconditions = {"uid": meta["uid"], "resourceVersion": meta["resourceVersion"]}
+    options = {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": preconditions}
+
+    code, _, _ = http(f"{standin.url}{ROUTES}/r", "DELETE", options)
+
+    assert code == 200
+    assert get(custom, "httproutes", "r") is None
+
+
 def test_delete_collection_honours_the_propagation_policy(standin):
     custom = client.CustomObjectsApi(standin.client)
     owner = create(custom, "gateways", gateway("g"))

@@ -11,7 +11,7 @@ from kubernetes import client as k8s
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.testing import running_apiserver
 from apiserver_standin.workload_controller import SimulatedWorkloadController
-from router_core.kube import DEPLOYMENT, LLMISVC
+from router_core.models.kube import DEPLOYMENT, LLMISVC
 
 SCHEDULER = "with-scheduler-kserve-router-scheduler"
 

@@ -28,9 +28,9 @@ from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
 from tests.workflows.harness import DEV_SERVER
 from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
-from worker.starting import WorkflowStarter
 from workflows import search_attributes
 from workflows.models import ReconcileSignal, workflow_id
+from workflows.starting import WorkflowStarter
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

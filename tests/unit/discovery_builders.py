@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from router_core.config import Environment, RouterConfig
-from router_core.core_objects import Service, ServicePort, ServiceSpec
-from router_core.discovery import DiscoveredURL, ResolvedGateway, discover_urls
-from router_core.gateway_api import (
+from router_core.models.core_objects import Service, ServicePort, ServiceSpec
+from router_core.models.gateway_api import (
     Gateway,
     GatewayClass,
     GatewaySpec,
@@ -28,7 +26,9 @@ from router_core.gateway_api import (
     Listener,
     ParentReference,
 )
-from router_core.kube import GATEWAY_GROUP, ObjectMeta
+from router_core.models.kube import GATEWAY_GROUP, ObjectMeta
+from router_core.urls.discovery import DiscoveredURL, ResolvedGateway, discover_urls
+from router_core.world.config import Environment, RouterConfig
 
 HEADER = "X-Gateway-Model-Name"
 POOL = "InferencePool"

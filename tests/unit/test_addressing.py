@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.addressing import (
+from router_core.models.gateway_api import HTTPRoute, Listener
+from router_core.models.kube import ObjectMeta
+from router_core.models.llmisvc import (
+    LLMInferenceService,
+    LLMInferenceServiceSpec,
+    LoRAAdapter,
+    LoRASpec,
+    ModelSpec,
+    ObjectReference,
+    ObservedGateway,
+)
+from router_core.urls.addressing import (
     build_observed_gateways,
     external_urls,
     internal_urls,
@@ -14,19 +25,8 @@ from router_core.addressing import (
     prefer_path_based_url,
     sourced_address,
 )
-from router_core.config import RouterConfig
-from router_core.discovery import DiscoveredURL
-from router_core.gateway_api import HTTPRoute, Listener
-from router_core.kube import ObjectMeta
-from router_core.llmisvc import (
-    LLMInferenceService,
-    LLMInferenceServiceSpec,
-    LoRAAdapter,
-    LoRASpec,
-    ModelSpec,
-    ObjectReference,
-    ObservedGateway,
-)
+from router_core.urls.discovery import DiscoveredURL
+from router_core.world.config import RouterConfig
 from tests.unit import discovery_builders as d
 from tests.unit.discovery_builders import gateway, https, listener, match, parent, route, rule, service
 

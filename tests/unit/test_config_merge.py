@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router_core import config_merge
-from router_core.config import Environment
+from router_core.merge import config_merge
+from router_core.world.config import Environment
 from tests import builders as b
 
 Wire = dict[str, Any]

@@ -6,9 +6,18 @@ from typing import Any
 
 import pytest
 
-from router_core.config import Environment
-from router_core.core_objects import Service
-from router_core.discovery import (
+from router_core.httproute.model_routing import is_model_routing_match
+from router_core.models.core_objects import Service
+from router_core.models.gateway_api import (
+    Gateway,
+    GatewayClass,
+    HTTPRoute,
+    HTTPRouteRule,
+    Listener,
+    ParentReference,
+)
+from router_core.models.llmisvc import ObjectReference
+from router_core.urls.discovery import (
     DiscoveryError,
     NoURLsDiscoveredError,
     ResolvedGateway,
@@ -16,13 +25,11 @@ from router_core.discovery import (
     dedupe_resolved,
     extract_route_paths,
     hostnames_for_listener,
-    is_model_routing_match,
     listener_scheme,
     resolved_gateway_keys,
     select_listeners,
 )
-from router_core.gateway_api import Gateway, GatewayClass, HTTPRoute, HTTPRouteRule, Listener, ParentReference
-from router_core.llmisvc import ObjectReference
+from router_core.world.config import Environment
 from tests.unit import discovery_builders as d
 from tests.unit.discovery_builders import (
     HEADER,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 import pytest
 
@@ -48,3 +49,29 @@ def test_appendix_a_hashed_names_are_63_bytes_and_keep_a_trailing_dash() -> None
 
     assert len(name) == 63
     assert name.startswith("facebook-opt-125m-f72b")
+
+
+@pytest.mark.parametrize(
+    ("derive", "expected"),
+    [
+        (naming.route_name, "my-llm-kserve-route"),
+        (naming.pool_name, "my-llm-inference-pool"),
+        (naming.epp_service_name, "my-llm-epp-service"),
+        (naming.epp_service_account_name, "my-llm-epp-sa"),
+        (naming.scheduler_name, "my-llm-kserve-router-scheduler"),
+        (naming.workload_service_name, "my-llm-kserve-workload-svc"),
+    ],
+    ids=["route", "pool", "epp-service", "epp-service-account", "scheduler", "workload-service"],
+)
+def test_derived_names_are_kserve_child_names_of_the_service(
+    derive: Callable[[str], str], expected: str
+) -> None:
+    assert derive("my-llm") == expected
+    assert derive(LONG_NAME) == naming.child_name(LONG_NAME, expected.removeprefix("my-llm"))
+
+
+def test_part_of_label_selects_kserve_llminferenceservice_objects() -> None:
+    assert naming.PART_OF_SELECTOR == "app.kubernetes.io/part-of=llminferenceservice"
+    assert naming.is_part_of({"app.kubernetes.io/part-of": "llminferenceservice", "x": "y"})
+    assert not naming.is_part_of({"app.kubernetes.io/part-of": "something-else"})
+    assert not naming.is_part_of(None)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from router_core.kube import KNOWN_TYPES, POOL_V1, POOL_V1ALPHA2
-from router_core.passes import PassPlan
+from router_core.models.kube import KNOWN_TYPES, POOL_V1, POOL_V1ALPHA2
+from router_core.planner.plan import PassPlan
 from tests import builders as b
 from tests.builders import Wire
 
@@ -234,7 +234,7 @@ def test_case_81_scheduler_without_route_waits_for_a_gateway_forever() -> None:
 
 
 def test_p3_only_installed_pool_versions_are_reconciled() -> None:
-    from router_core.kube import KNOWN_TYPES
+    from router_core.models.kube import KNOWN_TYPES
 
     installed = set(KNOWN_TYPES.values()) - {POOL_V1ALPHA2}
     plan = b.run(b.service(router=PRESETS), *_world(), installed=installed)

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from router_core import pool_readiness
-from router_core.conditions import Conditions
-from router_core.inference_pool import InferencePool, InferencePoolV1Alpha2
-from router_core.llmisvc import LLMInferenceService, RouterStatus, ServiceCondition
+from router_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
+from router_core.models.llmisvc import LLMInferenceService, RouterStatus, ServiceCondition
+from router_core.readiness import pools
+from router_core.world.conditions import Conditions
 
 NOW = "2026-01-01T00:00:00Z"
 CURRENT = ("gw-ns", "current-gateway")
@@ -131,17 +131,14 @@ READY_FOR_GATEWAYS_IDS = [
     ("parents", "keys", "generation", "ready"), READY_FOR_GATEWAYS_CASES, ids=READY_FOR_GATEWAYS_IDS
 )
 def test_r_pool_5_v1_ready_for_gateways_edge_52(parents, keys, generation, ready):
-    assert pool_readiness.is_pool_ready_for_gateways(v1_pool(*parents, generation=generation), keys) is ready
+    assert pools.is_pool_ready_for_gateways(v1_pool(*parents, generation=generation), keys) is ready
 
 
 @pytest.mark.parametrize(
     ("parents", "keys", "generation", "ready"), READY_FOR_GATEWAYS_CASES, ids=READY_FOR_GATEWAYS_IDS
 )
 def test_r_pool_5_v1alpha2_ready_for_gateways_edge_52(parents, keys, generation, ready):
-    assert (
-        pool_readiness.is_pool_ready_for_gateways(v1alpha2_pool(*parents, generation=generation), keys)
-        is ready
-    )
+    assert pools.is_pool_ready_for_gateways(v1alpha2_pool(*parents, generation=generation), keys) is ready
 
 
 # --- R-POOL-10 (edge case 53) ----------------------------------------------------------------------
@@ -173,8 +170,8 @@ def test_r_pool_5_v1alpha2_ready_for_gateways_edge_52(parents, keys, generation,
     ],
 )
 def test_r_pool_10_unscoped_readiness_edge_53(parents, generation, ready):
-    assert pool_readiness.is_pool_ready(v1_pool(*parents, generation=generation)) is ready
-    assert pool_readiness.is_pool_ready(v1alpha2_pool(*parents, generation=generation)) is ready
+    assert pools.is_pool_ready(v1_pool(*parents, generation=generation)) is ready
+    assert pools.is_pool_ready(v1alpha2_pool(*parents, generation=generation)) is ready
 
 
 # --- R-POOL-1, R-POOL-2 ----------------------------------------------------------------------------
@@ -183,7 +180,7 @@ def test_r_pool_10_unscoped_readiness_edge_53(parents, generation, ready):
 def test_r_pool_1_stopped_service_marks_pool_stopped():
     svc = service(MANAGED, stopped=True)
     conds = conds_for(svc)
-    assert pool_readiness.evaluate_pools(conds, svc, [CURRENT], v1_pool=v1_pool(CURRENT_ACCEPTED)) is None
+    assert pools.evaluate_pools(conds, svc, [CURRENT], v1_pool=v1_pool(CURRENT_ACCEPTED)) is None
     assert row(conds) == ("False", "Stopped", "Service is stopped")
 
 
@@ -193,7 +190,7 @@ def test_r_pool_1_stopped_service_marks_pool_stopped():
 def test_r_pool_2_no_scheduler_unsets_pool_ready(router, scheduler):
     svc = service(scheduler, router=router)
     conds = conds_for(svc)
-    assert pool_readiness.evaluate_pools(conds, svc, [CURRENT], v1_pool=v1_pool(CURRENT_ACCEPTED)) is None
+    assert pools.evaluate_pools(conds, svc, [CURRENT], v1_pool=v1_pool(CURRENT_ACCEPTED)) is None
     assert row(conds) is None
     assert svc.status.router is not None and svc.status.router.scheduler is None
 
@@ -204,9 +201,7 @@ def test_r_pool_2_no_scheduler_unsets_pool_ready(router, scheduler):
 def test_r_pool_3_missing_external_pool_is_a_fetch_error_and_fails_the_pass():
     svc = service(EXTERNAL)
     conds = conds_for(svc)
-    error = pool_readiness.evaluate_pools(
-        conds, svc, [CURRENT], external_pool=None, v1_pool=v1_pool(CURRENT_ACCEPTED)
-    )
+    error = pools.evaluate_pools(conds, svc, [CURRENT], external_pool=None, v1_pool=v1_pool(CURRENT_ACCEPTED))
     expected = (
         "failed to fetch referenced Inference Pool test-ns/my-pool: "
         'inferencepools.inference.networking.k8s.io "my-pool" not found'
@@ -220,7 +215,7 @@ def test_r_pool_3_external_pool_accepted_is_ready_and_recorded_q3():
     svc = service(EXTERNAL)
     conds = conds_for(svc)
     pool = v1_pool(CURRENT_ACCEPTED, name="my-pool")
-    assert pool_readiness.evaluate_external_pool(conds, svc, pool, [CURRENT]) is None
+    assert pools.evaluate_external_pool(conds, svc, pool, [CURRENT]) is None
     assert row(conds) == ("True", "", "")
     assert svc.status.to_wire()["router"]["scheduler"] == {
         "inferencePool": {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "my-pool"},
@@ -299,7 +294,7 @@ def test_r_pool_6_external_pool_verdicts(parents, keys, generation, expected):
     svc = service(EXTERNAL)
     conds = conds_for(svc)
     pool = v1_pool(*parents, name="my-pool", generation=generation)
-    assert pool_readiness.evaluate_external_pool(conds, svc, pool, keys) is None
+    assert pools.evaluate_external_pool(conds, svc, pool, keys) is None
     assert row(conds) == ("False", *expected)
 
 
@@ -307,7 +302,7 @@ def test_r_pool_6_verdict_names_the_fetched_pool_object():
     svc = service(MANAGED)
     conds = conds_for(svc)
     pool = InferencePool.from_wire({"metadata": {"name": "svc-inference-pool", "namespace": "elsewhere"}})
-    pool_readiness.evaluate_managed_pools(conds, svc, pool, None, [CURRENT])
+    pools.evaluate_managed_pools(conds, svc, pool, None, [CURRENT])
     assert row(conds) == (
         "False",
         "WaitingForGateway",
@@ -392,14 +387,14 @@ POOL = "test-ns/svc-inference-pool"
 def test_r_pool_4_managed_pools(v1, v1alpha2, expected):
     svc = service(MANAGED)
     conds = conds_for(svc)
-    pool_readiness.evaluate_managed_pools(conds, svc, v1, v1alpha2, [CURRENT])
+    pools.evaluate_managed_pools(conds, svc, v1, v1alpha2, [CURRENT])
     assert row(conds) == expected
 
 
 def test_r_pool_4_managed_pool_is_recorded_even_when_absent():
     svc = service({})
     conds = conds_for(svc)
-    assert pool_readiness.evaluate_pools(conds, svc, [CURRENT]) is None
+    assert pools.evaluate_pools(conds, svc, [CURRENT]) is None
     assert svc.status.to_wire()["router"]["scheduler"] == {
         "inferencePool": {
             "group": "inference.networking.k8s.io",
@@ -412,7 +407,7 @@ def test_r_pool_4_managed_pool_is_recorded_even_when_absent():
 
 def test_r_pool_4_managed_pool_records_the_custom_epp_service():
     svc = service({"pool": {"spec": {"endpointPickerRef": {"name": "my-epp"}}}})
-    pool_readiness.evaluate_managed_pools(conds_for(svc), svc, None, None, [CURRENT])
+    pools.evaluate_managed_pools(conds_for(svc), svc, None, None, [CURRENT])
     assert svc.status.router is not None and svc.status.router.scheduler is not None
     service_ref = svc.status.router.scheduler.service
     assert service_ref is not None and service_ref.name == "my-epp"
@@ -421,9 +416,7 @@ def test_r_pool_4_managed_pool_records_the_custom_epp_service():
 def test_r_pool_8_scheduler_without_route_waits_for_a_gateway_forever_edge_81():
     svc = service(MANAGED)
     conds = conds_for(svc)
-    pool_readiness.evaluate_pools(
-        conds, svc, [], v1_pool=v1_pool(CURRENT_ACCEPTED), v1alpha2_pool=v1alpha2_pool()
-    )
+    pools.evaluate_pools(conds, svc, [], v1_pool=v1_pool(CURRENT_ACCEPTED), v1alpha2_pool=v1alpha2_pool())
     assert row(conds) == (
         "False",
         "WaitingForGateway",
@@ -440,9 +433,7 @@ def test_stale_rejected_parent_of_a_former_gateway_keeps_pool_ready_edge_73():
     )
     svc = service(MANAGED)
     conds = conds_for(svc)
-    pool_readiness.evaluate_managed_pools(
-        conds, svc, v1_pool(CURRENT_ACCEPTED, stale), v1alpha2_pool(), [CURRENT]
-    )
+    pools.evaluate_managed_pools(conds, svc, v1_pool(CURRENT_ACCEPTED, stale), v1alpha2_pool(), [CURRENT])
     assert row(conds) == ("True", "", "")
 
 
@@ -451,13 +442,13 @@ def test_stale_rejected_parent_of_a_former_gateway_keeps_pool_ready_edge_73():
 
 def test_r_pool_9_scheduler_status_is_not_created_without_routing_status_edge_42():
     svc = service(MANAGED, routed=False)
-    pool_readiness.set_scheduler_status(svc, "p", "s")
+    pools.set_scheduler_status(svc, "p", "s")
     assert svc.status.router is None
 
 
 def test_r_pool_9_scheduler_status_sets_pool_and_service_names_edge_42():
     svc = service(MANAGED)
-    pool_readiness.set_scheduler_status(svc, "p", "s")
+    pools.set_scheduler_status(svc, "p", "s")
     assert svc.status.to_wire()["router"] == {
         "gateways": [],
         "scheduler": {
@@ -471,5 +462,5 @@ def test_evaluators_do_not_mutate_the_pools():
     pool = v1_pool(CURRENT_REJECTED)
     before = pool.model_dump()
     svc = service(MANAGED)
-    pool_readiness.evaluate_managed_pools(conds_for(svc), svc, pool, None, [CURRENT])
+    pools.evaluate_managed_pools(conds_for(svc), svc, pool, None, [CURRENT])
     assert pool.model_dump() == before

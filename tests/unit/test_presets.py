@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from router_core import derivative
-from router_core.config import RouterConfig
-from router_core.llmisvc import LLMInferenceService
-from router_core.presets import apply_router_presets
-from router_core.routes import expected_http_route
+from router_core.httproute.managed import expected_http_route
+from router_core.merge.presets import apply_router_presets
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.world import derivative
+from router_core.world.config import RouterConfig
 
 HEADER = "X-Gateway-Model-Name"
 V1 = "inference.networking.k8s.io"

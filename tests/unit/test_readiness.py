@@ -1,4 +1,4 @@
-"""Steps 6-8 of the router pass followed by the RouterReady rollup, through the public ``readiness`` module:
+"""Steps 6-8 of the router pass followed by the RouterReady rollup, through the readiness judges:
 the condition parts of edge cases 43-45, 50, 79-81 and R-STOP-2."""
 
 from __future__ import annotations
@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from router_core import conditions, readiness
-from router_core.conditions import Conditions
-from router_core.gateway_api import Gateway, HTTPRoute
-from router_core.inference_pool import InferencePool
-from router_core.llmisvc import LLMInferenceService, ServiceCondition
+from router_core.models.gateway_api import Gateway, HTTPRoute
+from router_core.models.inference_pool import InferencePool
+from router_core.models.llmisvc import LLMInferenceService, ServiceCondition
+from router_core.readiness import gateways_and_routes, pools
+from router_core.world import conditions
+from router_core.world.conditions import Conditions
 
 NOW = "2026-01-01T00:00:00Z"
 SUBS = ("GatewaysReady", "HTTPRoutesReady", "InferencePoolReady")
@@ -49,9 +50,9 @@ def service(spec: dict[str, Any], *, stopped: bool = False) -> LLMInferenceServi
 
 def run_pass(svc: LLMInferenceService, world: World) -> Conditions:
     conds = Conditions(svc.status, NOW)
-    readiness.evaluate_pools(conds, svc, world.keys, v1_pool=world.v1_pool)
-    readiness.evaluate_gateways(conds, svc, world.gateways)
-    readiness.evaluate_http_routes(conds, svc, world.routes)
+    pools.evaluate_pools(conds, svc, world.keys, v1_pool=world.v1_pool)
+    gateways_and_routes.evaluate_gateways(conds, svc, world.gateways)
+    gateways_and_routes.evaluate_http_routes(conds, svc, world.routes)
     conditions.determine_router_readiness(conds)
     return conds
 
@@ -189,23 +190,3 @@ def test_r_stop_2_stopped_service_is_stopped_everywhere_and_gateways_decide_the_
     assert [row(conds, t) for t in SUBS] == [stopped, stopped, stopped]
     assert row(conds, "RouterReady") == stopped
     assert row(conds, "Ready") == stopped
-
-
-def test_public_surface_is_complete():
-    assert set(readiness.__all__) == {
-        "evaluate_external_pool",
-        "evaluate_gateways",
-        "evaluate_http_routes",
-        "evaluate_managed_pools",
-        "evaluate_pools",
-        "find_non_ready_condition",
-        "is_gateway_ready",
-        "is_http_route_ready",
-        "is_pool_ready",
-        "is_pool_ready_for_gateways",
-        "mark_http_route_fetch_error",
-        "mark_scheduler_workload",
-        "scheduler_workload_verdict",
-        "set_scheduler_status",
-    }
-    assert all(callable(getattr(readiness, name)) for name in readiness.__all__)

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from router_core import route_readiness
-from router_core.conditions import Conditions
-from router_core.gateway_api import Gateway, HTTPRoute
-from router_core.kube import Condition
-from router_core.llmisvc import LLMInferenceService, LLMInferenceServiceStatus, ServiceCondition
+from router_core.models.gateway_api import Gateway, HTTPRoute
+from router_core.models.kube import Condition
+from router_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceStatus, ServiceCondition
+from router_core.readiness import gateways_and_routes
+from router_core.world.conditions import Conditions
 
 NOW = "2026-01-01T00:00:00Z"
 GW = {"group": "gateway.networking.k8s.io", "kind": "Gateway"}
@@ -115,11 +115,11 @@ def route(
     ],
 )
 def test_r_gw_3_gateway_ready_iff_first_programmed_is_true(conds, ready):
-    assert route_readiness.is_gateway_ready(gateway("gw", *conds)) is ready
+    assert gateways_and_routes.is_gateway_ready(gateway("gw", *conds)) is ready
 
 
 def test_r_gw_3_gateway_without_status_is_not_ready():
-    assert not route_readiness.is_gateway_ready(Gateway.from_wire({"metadata": {"name": "gw"}}))
+    assert not gateways_and_routes.is_gateway_ready(Gateway.from_wire({"metadata": {"name": "gw"}}))
 
 
 # --- R-GW-1, R-GW-2, R-GW-4 ------------------------------------------------------------------------
@@ -127,7 +127,7 @@ def test_r_gw_3_gateway_without_status_is_not_ready():
 
 def test_r_gw_1_stopped_service_marks_gateways_stopped():
     conds = with_old("GatewaysReady")
-    route_readiness.evaluate_gateways(conds, service(WITH_GATEWAY_REFS, stopped=True), [gateway("gw")])
+    gateways_and_routes.evaluate_gateways(conds, service(WITH_GATEWAY_REFS, stopped=True), [gateway("gw")])
     assert row(conds, "GatewaysReady") == ("False", "Stopped", "Service is stopped")
 
 
@@ -138,7 +138,7 @@ def test_r_gw_1_stopped_service_marks_gateways_stopped():
 )
 def test_r_gw_2_no_gateway_refs_unsets_gateways_ready(router):
     conds = with_old("GatewaysReady")
-    route_readiness.evaluate_gateways(conds, service(router), [gateway("gw", ("Programmed", "False"))])
+    gateways_and_routes.evaluate_gateways(conds, service(router), [gateway("gw", ("Programmed", "False"))])
     assert row(conds, "GatewaysReady") is None
 
 
@@ -149,7 +149,7 @@ def test_r_gw_2_no_gateway_refs_unsets_gateways_ready(router):
 )
 def test_r_gw_4_gateways_ready_true(gateways):
     conds = with_old("GatewaysReady")
-    route_readiness.evaluate_gateways(conds, service(WITH_GATEWAY_REFS), gateways)
+    gateways_and_routes.evaluate_gateways(conds, service(WITH_GATEWAY_REFS), gateways)
     assert row(conds, "GatewaysReady") == ("True", "", "")
 
 
@@ -160,7 +160,7 @@ def test_r_gw_4_not_ready_gateways_listed_in_resolved_order():
         gateway("a", namespace="ns"),
     ]
     conds = with_old("GatewaysReady")
-    route_readiness.evaluate_gateways(conds, service(WITH_GATEWAY_REFS), gateways)
+    gateways_and_routes.evaluate_gateways(conds, service(WITH_GATEWAY_REFS), gateways)
     assert row(conds, "GatewaysReady") == (
         "False",
         "GatewaysNotReady",
@@ -199,11 +199,11 @@ def test_r_gw_4_not_ready_gateways_listed_in_resolved_order():
     ],
 )
 def test_r_hr_4_route_readiness(refs, parents, ready):
-    assert route_readiness.is_http_route_ready(route(refs=refs, parents=parents)) is ready
+    assert gateways_and_routes.is_http_route_ready(route(refs=refs, parents=parents)) is ready
 
 
 def test_r_hr_4_route_without_status_is_not_ready():
-    assert not route_readiness.is_http_route_ready(route())
+    assert not gateways_and_routes.is_http_route_ready(route())
 
 
 @pytest.mark.parametrize(
@@ -217,7 +217,7 @@ def test_r_hr_4_route_without_status_is_not_ready():
 )
 def test_r_hr_4_every_spec_parent_needs_a_gateway_entry_edge_49(parents, ready):
     refs = [{**GW, "name": "gw-a", "namespace": "test-ns"}, {**GW, "name": "gw-b", "namespace": "test-ns"}]
-    assert route_readiness.is_http_route_ready(route(refs=refs, parents=parents)) is ready
+    assert gateways_and_routes.is_http_route_ready(route(refs=refs, parents=parents)) is ready
 
 
 @pytest.mark.parametrize(
@@ -245,7 +245,7 @@ def test_r_hr_4_every_spec_parent_needs_a_gateway_entry_edge_49(parents, ready):
 )
 def test_r_hr_4_parent_ref_matching_applies_gateway_api_defaults(spec_ref, status_ref, ready):
     status = [{"parentRef": status_ref, "conditions": READY}]
-    assert route_readiness.is_http_route_ready(route(refs=[spec_ref], parents=status)) is ready
+    assert gateways_and_routes.is_http_route_ready(route(refs=[spec_ref], parents=status)) is ready
 
 
 @pytest.mark.parametrize(
@@ -255,14 +255,14 @@ def test_r_hr_4_parent_ref_matching_applies_gateway_api_defaults(spec_ref, statu
 )
 def test_r_hr_4_stale_conditions_are_not_ready(accepted_gen, resolved_gen, ready):
     parents = [parent("gw", [accepted(gen=accepted_gen), resolved(gen=resolved_gen)])]
-    assert route_readiness.is_http_route_ready(route(parents=parents, generation=3)) is ready
+    assert gateways_and_routes.is_http_route_ready(route(parents=parents, generation=3)) is ready
 
 
 # --- R-HR-5 ----------------------------------------------------------------------------------------
 
 
 def diag(parents: list[dict[str, Any]], generation: int | None = None) -> tuple[str, str, str, str] | None:
-    found = route_readiness.find_non_ready_condition(route(parents=parents, generation=generation))
+    found = gateways_and_routes.find_non_ready_condition(route(parents=parents, generation=generation))
     return None if found is None else (found.type, found.status, found.reason or "", found.message or "")
 
 
@@ -321,10 +321,10 @@ def test_r_hr_5_stale_accepted_true_is_the_diagnostic():
 
 
 def test_r_hr_5_synthesized_condition_is_a_fresh_copy():
-    first = route_readiness.find_non_ready_condition(route(parents=[parent("gw", [accepted()])]))
+    first = gateways_and_routes.find_non_ready_condition(route(parents=[parent("gw", [accepted()])]))
     assert first is not None
     first.message = "changed"
-    assert route_readiness.MISSING_RESOLVED_REFS.message == (
+    assert gateways_and_routes.MISSING_RESOLVED_REFS.message == (
         "ResolvedRefs condition not yet reported by gateway controller"
     )
 
@@ -334,14 +334,16 @@ def test_r_hr_5_synthesized_condition_is_a_fresh_copy():
 
 def test_r_hr_1_stopped_service_marks_routes_stopped():
     conds = with_old("HTTPRoutesReady")
-    route_readiness.evaluate_http_routes(conds, service(WITH_ROUTE_REFS, stopped=True), [route(parents=[])])
+    gateways_and_routes.evaluate_http_routes(
+        conds, service(WITH_ROUTE_REFS, stopped=True), [route(parents=[])]
+    )
     assert row(conds, "HTTPRoutesReady") == ("False", "Stopped", "Service is stopped")
 
 
 @pytest.mark.parametrize("router", [None, {}, {"route": {}}], ids=["no-router", "no-route", "no-http"])
 def test_r_hr_2_no_route_settings_unsets_routes_ready(router):
     conds = with_old("HTTPRoutesReady")
-    route_readiness.evaluate_http_routes(conds, service(router), [route(parents=[])])
+    gateways_and_routes.evaluate_http_routes(conds, service(router), [route(parents=[])])
     assert row(conds, "HTTPRoutesReady") is None
 
 
@@ -358,13 +360,13 @@ def test_r_hr_2_no_route_settings_unsets_routes_ready(router):
 )
 def test_r_hr_3_and_r_hr_6_routes_ready_true(routes):
     conds = with_old("HTTPRoutesReady")
-    route_readiness.evaluate_http_routes(conds, service({"route": {"http": {}}}), routes)
+    gateways_and_routes.evaluate_http_routes(conds, service({"route": {"http": {}}}), routes)
     assert row(conds, "HTTPRoutesReady") == ("True", "", "")
 
 
 def test_r_hr_3_fetch_error_marks_routes_and_returns_the_pass_error():
     conds = with_old("HTTPRoutesReady")
-    error = route_readiness.mark_http_route_fetch_error(
+    error = gateways_and_routes.mark_http_route_fetch_error(
         conds, "failed to get HTTPRoute svc/r: etcdserver: timeout"
     )
     assert row(conds, "HTTPRoutesReady") == (
@@ -379,7 +381,7 @@ def test_r_hr_3_fetch_error_marks_routes_and_returns_the_pass_error():
 
 def routes_ready_message(*routes: HTTPRoute) -> str:
     conds = with_old("HTTPRoutesReady")
-    route_readiness.evaluate_http_routes(conds, service(WITH_ROUTE_REFS), list(routes))
+    gateways_and_routes.evaluate_http_routes(conds, service(WITH_ROUTE_REFS), list(routes))
     found = row(conds, "HTTPRoutesReady")
     assert found is not None and found[:2] == ("False", "HTTPRoutesNotReady")
     return found[2]
@@ -454,4 +456,4 @@ def test_evaluators_do_not_mutate_the_routes():
     before = given.model_dump()
     routes_ready_message(given)
     assert given.model_dump() == before
-    assert isinstance(route_readiness.find_non_ready_condition(given), Condition)
+    assert isinstance(gateways_and_routes.find_non_ready_condition(given), Condition)

@@ -7,18 +7,19 @@ from typing import Any
 
 import pytest
 
-from router_core import derivative, presets
-from router_core.config import ModelRoutingMode, RouterConfig
-from router_core.discovery import is_model_routing_match
-from router_core.gateway_api import Gateway, HTTPRoute, HTTPRouteMatch, HTTPRouteRule
-from router_core.llmisvc import LLMInferenceService
-from router_core.routes import (
+from router_core import naming
+from router_core.httproute.managed import expected_http_route
+from router_core.httproute.model_routing import (
     expand_lora_adapter_matches,
-    expected_http_route,
     is_model_based_routing_enabled,
-    managed_route_name,
+    is_model_routing_match,
     strip_model_based_routing_rules,
 )
+from router_core.merge import presets
+from router_core.models.gateway_api import Gateway, HTTPRoute, HTTPRouteMatch, HTTPRouteRule
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.world import derivative
+from router_core.world.config import ModelRoutingMode, RouterConfig
 
 HEADER = "X-Gateway-Model-Name"
 V1 = "inference.networking.k8s.io"
@@ -319,7 +320,7 @@ def test_r_exp_1_long_name_is_shortened() -> None:
         }
     )
 
-    assert managed_route_name(svc) == "facebook-opt-125m-f72b7401af87bbe17e98c81391d543ec-kserve-route"
+    assert naming.route_name(svc.name) == "facebook-opt-125m-f72b7401af87bbe17e98c81391d543ec-kserve-route"
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from router_core import pool_readiness
-from router_core.conditions import Conditions
-from router_core.core_objects import Deployment
-from router_core.llmisvc import LLMInferenceServiceStatus
+from router_core.models.core_objects import Deployment
+from router_core.models.llmisvc import LLMInferenceServiceStatus
+from router_core.pools import scheduler_workload
+from router_core.world.conditions import Conditions
 
 NOW = "2026-01-01T00:00:00Z"
 
@@ -78,7 +78,7 @@ ROLLOUT = ("False", "Progressing", "Deployment rollout in progress")
     ],
 )
 def test_r_sch_4_scheduler_workload_verdict(given, expected):
-    assert pool_readiness.scheduler_workload_verdict(given) == expected
+    assert scheduler_workload.scheduler_workload_verdict(given) == expected
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_r_sch_4_scheduler_workload_verdict(given, expected):
 )
 def test_r_sch_4_mark_scheduler_workload_catalogue_rows(given, expected):
     conds = Conditions(LLMInferenceServiceStatus(), NOW)
-    pool_readiness.mark_scheduler_workload(conds, given)
+    scheduler_workload.mark_scheduler_workload(conds, given)
     assert row(conds, "SchedulerWorkloadReady") == expected
     found = conds.get("SchedulerWorkloadReady")
     assert found is not None and found.severity == "Info"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from router_core import kube
+from router_core.models import kube
 from watcher.model import ADDED, WatchEvent
 
 Wire = dict[str, Any]

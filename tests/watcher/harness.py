@@ -13,7 +13,7 @@ from kubernetes import client as k8s
 
 from apiserver_standin.server import StandinApiServer
 from cluster_cache.cache import ClusterCache
-from router_core.config import Environment
+from router_core.world.config import Environment
 from watcher.model import ServiceSignal, Tuning
 from watcher.runner import stop_cache, watch_and_signal
 

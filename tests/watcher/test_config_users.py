@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from router_core import kube
-from router_core.config import Environment
+from router_core.models import kube
+from router_core.world.config import Environment
 from watcher import mapping
 from watcher.mapping import WatchedWorld
 

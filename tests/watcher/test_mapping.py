@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from router_core import kube
-from router_core.config import Environment
-from router_core.status_merge import merge_status
+from router_core.models import kube
+from router_core.world.config import Environment
+from router_core.world.status_merge import merge_status
 from watcher import mapping
 from watcher.mapping import WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from router_core import kube
-from router_core.config import Environment
+from router_core.models import kube
+from router_core.world.config import Environment
 from watcher import mapping, uses
 from watcher.mapping import WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED

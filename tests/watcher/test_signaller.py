@@ -15,8 +15,8 @@ from temporalio.testing import WorkflowEnvironment
 from watcher.model import ServiceSignal
 from watcher.signaller import TemporalSignaller
 from worker.factory import DATA_CONVERTER
-from worker.starting import WorkflowStarter
 from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
+from workflows.starting import WorkflowStarter
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
 

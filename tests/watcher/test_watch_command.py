@@ -27,15 +27,8 @@ from .harness import SERVING, service
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPORAL = Path(sys.executable).parent / "temporal"
-# The subcommand on its own parser: llmisvc_router.cli wires it into the real console script.
-LAUNCH = (
-    "import argparse, sys\n"
-    "from watcher import cli\n"
-    "parser = argparse.ArgumentParser(prog='llmisvc-router')\n"
-    "cli.register(parser.add_subparsers(dest='command', required=True))\n"
-    "args = parser.parse_args(sys.argv[1:])\n"
-    "sys.exit(args.handler(args))\n"
-)
+# The console script's main, which prints a failing command's one line and returns its status.
+LAUNCH = "import sys\nfrom llmisvc_router.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 
 
 def free_port() -> int:

@@ -21,16 +21,14 @@ from typing import Any
 from activities.cluster_api import ApiError, Wire
 from activities.events import EVENT
 from cluster_cache.model import SeenVersion
-from router_core.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
+from router_core.models.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
 
 #: The kinds that need a CRD: the ones ``served`` can take away.
 DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]
 
 #: The operations of ``ClusterApi``, as faults and holds name them.
 #: ``sync`` is the cache's "wait until synced", which ``fetch_gateways`` calls first, once per pass.
-OPERATIONS = frozenset(
-    {"sync", "get", "list", "served", "create", "replace", "replace_status", "patch", "delete"}
-)
+OPERATIONS = frozenset({"sync", "get", "list", "create", "replace", "replace_status", "patch", "delete"})
 HOLD_TIMEOUT = 30.0  # a held call gives up after this long, so a failing test cannot hang the worker
 
 
@@ -145,10 +143,6 @@ class FakeCluster:
                 if key.type == type_ and key.namespace == namespace and _has_labels(obj, labels)
             ]
 
-    def served(self, types: list[ResourceType]) -> set[ResourceType]:
-        self._enter("served", None)
-        return {t for t in types if self._is_served(t)}
-
     def create(self, type_: ResourceType, body: Wire) -> Wire:
         if type_ == EVENT:
             with self._lock:
@@ -216,10 +210,28 @@ class FakeCluster:
             return [copy.deepcopy(e) for e in self.events if e.get("regarding", {}).get("name") == name
                     and e.get("regarding", {}).get("namespace") == namespace]  # fmt: skip
 
-    def delete(self, type_: ResourceType, namespace: str, name: str) -> None:
+    def delete(
+        self,
+        type_: ResourceType,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> None:
         self._enter("delete", type_)
+        key = ObjectKey(type_, namespace, name)
         with self._lock:
-            if self._objects.pop(ObjectKey(type_, namespace, name), None) is not None:
+            meta = (self._objects.get(key) or {}).get("metadata") or {}
+            for field, wanted in (("UID", uid), ("ResourceVersion", resource_version)):
+                actual = meta.get("uid" if field == "UID" else "resourceVersion")
+                if key in self._objects and wanted and wanted != actual:
+                    raise ApiError(
+                        409,
+                        f"Precondition failed: {field} in precondition: {wanted}, "
+                        f"{field} in object meta: {actual}",
+                    )
+            if self._objects.pop(key, None) is not None:
                 self.writes.append(f"delete {type_.kind} {namespace}/{name}")
 
     # -- ClusterView: a cache that is never behind -----------------------------------------------------

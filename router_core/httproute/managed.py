@@ -1,0 +1,70 @@
+"""The expected managed HTTPRoute (spec 3.4, Go: ``expectedHTTPRoute``).
+
+The managed route is built on every pass, even when it is only going to be deleted (its name and
+namespace are what the deletion needs). Its spec is the merged ``route.http.spec``; model-based routing
+(:mod:`router_core.httproute.model_routing`) then either expands the model-header matches for each LoRA
+adapter or strips them, and finally the default pool backendRefs get their InferencePool API group
+(:mod:`router_core.httproute.migration`). Order: R-EXP-11.
+"""
+
+from __future__ import annotations
+
+from router_core import naming
+from router_core.httproute import migration
+from router_core.httproute.model_routing import expand_lora_adapter_matches, strip_model_based_routing_rules
+from router_core.models.gateway_api import HTTPRoute, HTTPRouteRule
+from router_core.models.kube import ObjectMeta
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.world.config import RouterConfig
+
+
+def expected_http_route(
+    svc: LLMInferenceService,
+    config: RouterConfig,
+    *,
+    model_routing_enabled: bool,
+    current_route: HTTPRoute | None,
+    installed_pool_groups: frozenset[str] | None = None,
+) -> HTTPRoute:
+    """The managed HTTPRoute the service asks for (R-EXP-1, 2, 5/6, 7, 11), before server defaults.
+
+    ``model_routing_enabled`` is :func:`is_model_based_routing_enabled` (only consulted when the service has
+    a route spec); ``current_route`` is the live managed route, ``None`` when absent or unreadable;
+    ``installed_pool_groups`` the InferencePool API groups served (``None``: both).
+    """
+    route = HTTPRoute(
+        metadata=ObjectMeta(
+            name=naming.route_name(svc.name),
+            namespace=svc.namespace,
+            labels=naming.router_labels(svc.name),
+            owner_references=[svc.controller_reference()],
+        )
+    )
+    http = svc.route_settings()
+    if http is not None and http.spec is not None:
+        route.spec = http.spec.model_copy(deep=True)
+        route.spec.rules = _apply_model_routing(svc, config, route.spec.rules, model_routing_enabled)
+    if not _is_migration_applicable(svc):
+        return route
+    return migration.apply_pool_group(
+        route, svc, migration.should_use_v1(current_route, installed_pool_groups)
+    )
+
+
+def _apply_model_routing(
+    svc: LLMInferenceService, config: RouterConfig, rules: list[HTTPRouteRule] | None, enabled: bool
+) -> list[HTTPRouteRule] | None:
+    header = config.model_based_routing_header_name
+    if not enabled:
+        return strip_model_based_routing_rules(rules, header)
+    model = svc.spec.model
+    if rules is None or model is None or model.lora is None:
+        return rules
+    # KServe skips only adapters whose name is unset; an empty name is skipped here as well (it would
+    # produce the header value "publishers/<ns>/models/", which names no model).
+    return expand_lora_adapter_matches(rules, svc.namespace, svc.lora_adapter_names(), header)
+
+
+def _is_migration_applicable(svc: LLMInferenceService) -> bool:
+    """R-EXP-7 applies to a scheduler with a managed pool; a template is not required (quirk Q32)."""
+    return svc.scheduler() is not None and not svc.pool_has_ref()

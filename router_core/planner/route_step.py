@@ -1,0 +1,77 @@
+"""The managed HTTPRoute and the referenced routes (spec 3.6, Go: ``reconcileHTTPRoutes``)."""
+
+from __future__ import annotations
+
+from router_core import naming
+from router_core.checks.references import referenced_routes
+from router_core.httproute import managed, model_routing
+from router_core.models.gateway_api import HTTPRoute
+from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1_GROUP, POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.urls.discovery import ResolvedGateway
+from router_core.urls.gateway_lookup import collect_referenced_gateways
+from router_core.urls.status import RoutingError, update_routing_status
+from router_core.world import derivative, writes
+from router_core.world.conditions import Conditions
+from router_core.world.config import Environment, RouterConfig
+from router_core.world.snapshot import PassWorld, Wire
+
+
+def build_expected_route(world: PassWorld, svc: LLMInferenceService, config: RouterConfig) -> HTTPRoute:
+    """R-EXP-*: the managed route this pass wants, given the live one (for the migration decision)."""
+    current = world.read(HTTPRoute, HTTPROUTE, svc.namespace, naming.route_name(svc.name))
+    enabled = svc.http_has_spec() and model_routing.is_model_based_routing_enabled(
+        svc, config, collect_referenced_gateways(world, svc)
+    )
+    groups = frozenset(
+        group
+        for type_, group in ((POOL_V1, POOL_V1_GROUP), (POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP))
+        if world.is_installed(type_)
+    )
+    return managed.expected_http_route(
+        svc, config, model_routing_enabled=enabled, current_route=current, installed_pool_groups=groups
+    )
+
+
+#: Gateway API's CEL rule on HTTPRoute: at most 128 matches across all rules of a route.
+MAX_ROUTE_MATCHES = 128
+
+
+def _check_match_limit(route: HTTPRoute) -> None:
+    """A product decision beyond KServe: a route the API server would refuse for its match count is not
+    sent; the step fails with a message saying why (LoRA adapters multiply the model-routing matches)."""
+    count = sum(len(rule.matches or []) or 1 for rule in route.spec.rules or [])
+    if count > MAX_ROUTE_MATCHES:
+        raise RoutingError(
+            f"HTTPRoute {route.namespace}/{route.name} would have {count} matches across its rules, "
+            f"more than the {MAX_ROUTE_MATCHES} Gateway API allows; each LoRA adapter adds a copy of every "
+            "model-routing match: use fewer adapters or a route spec with fewer matches"
+        )
+
+
+def reconcile_http_routes(
+    conds: Conditions, world: PassWorld, svc: LLMInferenceService, config: RouterConfig, env: Environment
+) -> list[ResolvedGateway]:
+    """R-RT-1..7: delete, create or update the managed route, then write the routing status."""
+    expected = build_expected_route(world, svc, config)
+    if svc.is_stopped() or svc.spec.router is None or svc.spec.router.route is None:
+        resolved = update_routing_status(conds, world, svc, config, env, [])
+        writes.delete(world, svc, HTTPROUTE, expected.namespace, expected.name)
+        return resolved
+    found = referenced_routes(world, svc)
+    if svc.http_has_refs():
+        writes.delete(world, svc, HTTPROUTE, expected.namespace, expected.name)
+    if svc.http_has_spec():
+        _check_match_limit(expected)
+        try:
+            stored = writes.reconcile(world, svc, HTTPROUTE, expected, defaults=_with_defaults)
+        except writes.WriteError as err:
+            raise writes.WriteError(
+                f"failed to reconcile HTTPRoute {expected.namespace}/{expected.name}: {err}"
+            ) from err
+        found.append(HTTPRoute.model_validate(stored))
+    return update_routing_status(conds, world, svc, config, env, found)
+
+
+def _with_defaults(route: Wire) -> Wire:
+    return derivative.http_route_with_defaults(HTTPRoute.model_validate(route)).to_wire()

@@ -1,0 +1,129 @@
+"""The timeout chain, read from the objects the worker really uses (docs/operations.md, *Timeouts*): one
+request fits inside an activity attempt, the client does not retry behind Temporal's back, heartbeats
+come often enough for their timeout, and the local activities, which cannot heartbeat, are short; and
+what an attempt does with them (activities.attempts), run in Temporal's ActivityEnvironment."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.testing import ActivityEnvironment
+from urllib3.util import Retry
+
+from activities import attempts, cluster_api, kube_api, router_activities
+from workflows import service_workflow as wf
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+"""
+
+
+def seconds(value: timedelta | None) -> float:
+    assert value is not None
+    return value.total_seconds()
+
+
+def test_one_request_with_its_read_retries_fits_well_inside_an_activity_attempt() -> None:
+    connect, read = cluster_api.REQUEST_TIMEOUT
+    assert (connect, read) == (3.0, 10.0)
+    worst_read = (
+        connect + read + cluster_api.READ_RETRIES * (cluster_api.FAST_FAILURE + cluster_api.READ_PAUSE_CAP)
+    )
+    assert cluster_api.REQUEST_BUDGET == worst_read == 17.0
+    assert max(cluster_api.READ_BACKOFF) <= cluster_api.READ_PAUSE_CAP
+    attempt = seconds(wf.ACTIVITY_OPTIONS.get("start_to_close_timeout"))
+    assert attempt == 30.0
+    assert attempt > cluster_api.REQUEST_BUDGET
+
+
+def test_the_kubernetes_client_does_not_retry_requests_itself(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    api_client = kube_api.load_api_client(str(kubeconfig))
+    try:
+        assert api_client.configuration.retries is False
+        retries = Retry.from_int(api_client.rest_client.pool_manager.connection_pool_kw["retries"])
+        assert retries.total is False  # no retry of any kind: the first error is raised
+    finally:
+        api_client.close()  # type: ignore[no-untyped-call]
+
+
+def test_regular_activities_heartbeat_well_within_a_heartbeat_timeout_of_a_few_seconds() -> None:
+    heartbeat = seconds(wf.ACTIVITY_OPTIONS.get("heartbeat_timeout"))
+    assert heartbeat == 5.0
+    assert heartbeat >= attempts.HEARTBEAT_INTERVAL * 3
+    assert heartbeat < seconds(wf.ACTIVITY_OPTIONS.get("start_to_close_timeout"))
+
+
+def test_local_activities_which_cannot_heartbeat_are_short() -> None:
+    attempt = seconds(wf.LOCAL_OPTIONS.get("start_to_close_timeout"))
+    total = seconds(wf.LOCAL_OPTIONS.get("schedule_to_close_timeout"))
+    assert (attempt, total) == (30.0, 60.0)
+    # fetch_gateways waits for a cold cache, or for a late watch and then reads live: either fits.
+    assert attempt > router_activities.SYNC_TIMEOUT
+    assert attempt > router_activities.FRESHNESS_TIMEOUT + cluster_api.REQUEST_BUDGET
+    assert "heartbeat_timeout" not in wf.LOCAL_OPTIONS
+
+
+def test_write_retries_stop_within_the_activity_deadline() -> None:
+    policy = wf.ACTIVITY_OPTIONS.get("retry_policy")
+    assert policy is not None and policy.maximum_interval is not None
+    assert seconds(policy.maximum_interval) < seconds(wf.ACTIVITY_OPTIONS.get("schedule_to_close_timeout"))
+
+
+def activity_env(attempt: int = 1, start_to_close: float = 30.0) -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(
+        env.info, attempt=attempt, start_to_close_timeout=timedelta(seconds=start_to_close)
+    )
+    return env
+
+
+def test_an_attempt_starts_no_request_that_could_outlast_it() -> None:
+    def next_request() -> None:
+        attempts.Attempt(cluster_api.REQUEST_BUDGET).before_request()
+
+    activity_env(start_to_close=30.0).run(next_request)  # 30 s left: room for one request
+    with pytest.raises(ApplicationError) as ended:
+        activity_env(start_to_close=cluster_api.REQUEST_BUDGET - 1).run(next_request)
+    assert ended.value.type == attempts.OUT_OF_TIME and not ended.value.non_retryable
+
+
+def test_a_cancelled_attempt_makes_no_further_request() -> None:
+    env = activity_env()
+
+    def cancelled_then_request() -> None:
+        env.cancel()
+        attempts.Attempt(cluster_api.REQUEST_BUDGET).before_request()
+
+    with pytest.raises(CancelledError):
+        env.run(cancelled_then_request)
+
+
+def test_only_a_second_attempt_is_a_retry() -> None:
+    def is_retry() -> bool:
+        return attempts.Attempt(cluster_api.REQUEST_BUDGET).is_retry
+
+    assert (activity_env(attempt=1).run(is_retry), activity_env(attempt=2).run(is_retry)) == (False, True)
+
+
+def test_heartbeats_go_on_while_the_activity_waits() -> None:
+    beats: list[float] = []
+    env = activity_env()
+    env.on_heartbeat = lambda *details: beats.append(time.monotonic())
+
+    def slow_request() -> None:
+        with attempts.heartbeating(interval=0.1):
+            time.sleep(0.55)  # one request waiting on the API server: the activity's thread is blocked
+
+    env.run(slow_request)
+    assert len(beats) >= 4  # one at once, then one per interval from the heartbeat thread
