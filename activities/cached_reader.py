@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+
 from activities.cluster_api import ClusterApi, ClusterView, Wire
-from router_core.models.kube import BUILTIN_TYPES, ObjectKey, ResourceType
+from router_core import limits
+from router_core.models.kube import BUILTIN_TYPES, LLMISVC, ObjectKey, ResourceType
+
+#: The error type of a pass that read an object nested past ``limits.MAX_DEPTH`` (not retried: the
+#: object must change first, and a change signals the services that read it).
+TOO_DEEP = "ObjectNestedTooDeep"
 
 
 class CachedReader:
@@ -38,6 +45,7 @@ class CachedReader:
             else:
                 self.view.observe(type_, found)
         self._note(type_, namespace, name, found)
+        _bounded(type_, found)
         return found
 
     def list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]:
@@ -52,6 +60,7 @@ class CachedReader:
                 self.view.observe(type_, obj)
         for obj in found:
             self._note(type_, namespace, (obj.get("metadata") or {}).get("name") or "", obj)
+            _bounded(type_, obj)
         return found
 
     def _note(self, type_: ResourceType, namespace: str, name: str, obj: Wire | None) -> None:
@@ -61,3 +70,19 @@ class CachedReader:
     def digest(self) -> tuple[str, ...]:
         """``Kind namespace/name@version`` of every object read, sorted (``@-``: read and absent)."""
         return tuple(sorted(f"{key.type.kind} {key}@{version}" for key, version in self.versions.items()))
+
+
+def _bounded(type_: ResourceType, obj: Wire | None) -> None:
+    """Stop the pass with one clear line before the core's recursive readers meet a too-deep object."""
+    if type_ == LLMISVC:
+        return  # the service itself: fetch_gateways reports it in its own status (InvalidSpec)
+    problem = limits.depth_problem(obj) if obj is not None else None
+    if problem is not None:
+        meta = obj.get("metadata") if obj is not None else None
+        where = f"{meta.get('namespace') or ''}/{meta.get('name')}" if isinstance(meta, dict) else "?"
+        raise ApplicationError(
+            f"{type_.kind} {where.lstrip('/')}: {problem}",
+            type=TOO_DEEP,
+            non_retryable=True,
+            category=ApplicationErrorCategory.BENIGN,
+        )

@@ -39,6 +39,7 @@ from activities.models import (
     StopInput,
 )
 from cluster_cache.model import SeenVersion
+from router_core import limits
 from router_core.models.kube import LLMISVC, ResourceType
 from router_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from router_core.planner import passes, phases
@@ -68,19 +69,22 @@ def _translated() -> Iterator[None]:
 def _service(
     raw: dict[str, object], key: ServiceKey, on_invalid: Callable[[str], object] | None = None
 ) -> LLMInferenceService:
-    try:
-        return LLMInferenceService.model_validate(raw)
-    except ValidationError as err:
-        problem = err.errors()[0]
-        field = ".".join(str(p) for p in problem["loc"])
-        if on_invalid is not None:  # tell Kubernetes too: status and an Event (activities.service_status)
-            on_invalid(f"field {field}: {problem['msg']}")
-        raise ApplicationError(
-            f"LLMInferenceService {key}: field {field}: {problem['msg']}",
-            type=INVALID_OBJECT,
-            non_retryable=True,
-            category=ApplicationErrorCategory.BENIGN,  # the user's to fix: no traceback in the worker's log
-        ) from err
+    # Nested past the bound, the recursive readers (validation, serialization, the merge) would fail on it.
+    message = limits.depth_problem(raw)
+    if message is None:
+        try:
+            return LLMInferenceService.model_validate(raw)
+        except ValidationError as err:
+            problem = err.errors()[0]
+            message = f"field {'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}"
+    if on_invalid is not None:  # tell Kubernetes too: status and an Event (activities.service_status)
+        on_invalid(message)
+    raise ApplicationError(
+        f"LLMInferenceService {key}: {message}",
+        type=INVALID_OBJECT,
+        non_retryable=True,
+        category=ApplicationErrorCategory.BENIGN,  # the user's to fix: no traceback in the worker's log
+    )
 
 
 def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:

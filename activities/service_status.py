@@ -17,7 +17,7 @@ from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
 from router_core.models.kube import LLMISVC
 from router_core.planner.plan import WriteOp
 from router_core.world import conditions
-from router_core.world.status_merge import merge_status
+from router_core.world.status_merge import conditions_of, merge_status, type_of
 
 INVALID_SPEC = "InvalidSpec"
 ROUTER_READY_REASON = "RouterReady"
@@ -31,7 +31,7 @@ def _timestamp(now: datetime) -> str:
 
 
 def _condition(status: dict[str, Any], type_: str) -> dict[str, Any] | None:
-    return next((c for c in status.get("conditions") or [] if c.get("type") == type_), None)
+    return next((c for c in conditions_of(status) if type_of(c) == type_), None)
 
 
 def _same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
@@ -53,7 +53,7 @@ def invalid_spec_status(
             else _timestamp(now)
         )  # fmt: skip
         planned.append(new)
-    kept = [c for c in stored.get("conditions") or [] if c.get("type") in conditions.ROUTER_SUBCONDITIONS]
+    kept = [c for c in conditions_of(stored) if type_of(c) in conditions.ROUTER_SUBCONDITIONS]
     return merge_status(stored, {"conditions": [*planned, *kept]})
 
 

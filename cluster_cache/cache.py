@@ -118,6 +118,7 @@ class ClusterCache:
             loop.join(max(0.0, deadline - time.monotonic()))
 
     def _emit(self, event: WatchEvent) -> None:
+        self._settle(_key(event.resource, event.namespace, event.name), resource_version(event.obj))
         if event.resource == kube.CRD and event.type != DELETED and not event.initial:
             for loop in self.loops:
                 loop.wake()  # a kind a loop is polling for may be served now: list it without waiting
@@ -277,13 +278,44 @@ class ClusterCache:
         return behind
 
     def _reflects(self, item: SeenVersion) -> bool:
-        current = self.get(item.type, item.namespace, item.name)
+        # The store, not the overlay: an entry of this process's own create must not stand in for a
+        # deletion the watch has already delivered (the pass would keep a route that is gone).
+        key = _key(item.type, item.namespace, item.name)
+        current = self._stored(key)
         if item.deleted:
-            return current is None or (
+            caught_up = current is None or (
                 resource_version(current) != item.resource_version
                 and at_least(resource_version(current), item.resource_version)
             )
-        return current is not None and at_least(resource_version(current), item.resource_version)
+        elif current is None:  # deleted since that version, if the watch delivered a later deletion
+            caught_up = any(at_least(v, item.resource_version) for v in self._deletions(key))
+        else:
+            caught_up = at_least(resource_version(current), item.resource_version)
+        if caught_up:
+            self._settle(key, item.resource_version)
+        return caught_up
+
+    def _deletions(self, key: ObjectKey) -> builtins.list[str]:
+        loops = self._by_type.get(key.type, ())
+        found = [loop.store.deleted_version((key.namespace, key.name)) for loop in loops]
+        return [v for v in found if v]
+
+    def _settle(self, key: ObjectKey, version: str) -> None:
+        """The watch reached ``version`` of an object the overlay holds an older write of: from now on the
+        store answers for it."""
+        with self._lock:
+            written = self._overlay.get(key)
+            if (
+                written is not None
+                and written.obj is not None
+                and version
+                and at_least(version, written.version)
+            ):
+                self._overlay.pop(key, None)
+
+
+def _key(type_: ResourceType, namespace: str, name: str) -> ObjectKey:
+    return ObjectKey(type_, namespace if type_.namespaced else "", name)
 
 
 def _in_scope(target: WatchTarget, namespace: str) -> bool:

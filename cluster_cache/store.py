@@ -16,8 +16,6 @@ from typing import Any
 
 Wire = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
-#: Seconds a deletion is remembered: as long as the cache's overlay keeps a write (cache.OVERLAY_SECONDS).
-DELETED_MEMORY = 60.0
 
 
 def object_key(obj: Wire) -> Key:
@@ -29,6 +27,13 @@ def resource_version(obj: Wire) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
 
+#: How many deletions a store remembers the version of (the oldest are forgotten first).
+DELETIONS_KEPT = 4096
+#: Seconds a deletion counts against a write of the same object: as long as the cache's overlay keeps a
+#: write (cache.OVERLAY_SECONDS).
+DELETED_MEMORY = 60.0
+
+
 class TargetStore:
     """Objects by key, indexed by namespace, with a served flag (the kind answered its last list)."""
 
@@ -38,7 +43,9 @@ class TargetStore:
         self._by_namespace: dict[str, dict[str, Wire]] = {}
         #: None until the first list answered; then whether the kind is served (False: 404, no CRD).
         self.served: bool | None = None
-        #: The resourceVersion each object was deleted at, for a while (see :meth:`deleted_at`).
+        #: The version of the latest deletion the watch delivered per key, so that a freshness wait for a
+        #: version that was then deleted ends (the object is gone, and newer than what was waited for).
+        #: With the time it was seen, for :meth:`deleted_at`.
         self._deleted: dict[Key, tuple[str, float]] = {}
 
     # --- the loop's side -----------------------------------------------------------------------------
@@ -60,14 +67,13 @@ class TargetStore:
             self._changed.notify_all()
 
     def remove(self, key: Key, version: str = "") -> None:
-        """Forget an object; ``version``: the resourceVersion of its deletion, remembered a while."""
         with self._changed:
-            now = time.monotonic()
-            if version:
-                self._deleted[key] = (version, now)
-            if len(self._deleted) > 1024:  # bounded memory under churn: forget the old ones
-                self._deleted = {k: v for k, v in self._deleted.items() if now - v[1] < DELETED_MEMORY}
             self._objects.pop(key, None)
+            if version:
+                self._deleted.pop(key, None)
+                self._deleted[key] = (version, time.monotonic())
+                if len(self._deleted) > DELETIONS_KEPT:
+                    del self._deleted[next(iter(self._deleted))]  # the oldest deletion
             names = self._by_namespace.get(key[0])
             if names is not None:
                 names.pop(key[1], None)
@@ -77,16 +83,24 @@ class TargetStore:
 
     # --- readers -------------------------------------------------------------------------------------
 
-    def get(self, key: Key) -> Wire | None:
+    def deleted_version(self, key: Key) -> str:
+        """The version of the latest deletion of ``key`` the watch delivered ("" if none is known)."""
         with self._changed:
-            return self._objects.get(key)
+            found = self._deleted.get(key)
+            return found[0] if found is not None else ""
 
     def deleted_at(self, key: Key) -> str | None:
         """The resourceVersion at which the watch saw this object deleted (recently), if it did and the
         object has not come back since: a write of it older than that is history, not news."""
         with self._changed:
             found = self._deleted.get(key)
-            return found[0] if found is not None and key not in self._objects else None
+            if found is None or key in self._objects or time.monotonic() - found[1] > DELETED_MEMORY:
+                return None
+            return found[0]
+
+    def get(self, key: Key) -> Wire | None:
+        with self._changed:
+            return self._objects.get(key)
 
     def in_namespace(self, namespace: str) -> list[Wire]:
         with self._changed:

@@ -18,9 +18,9 @@ from workflows import search_attributes
 
 DESCRIPTION = """\
 Add the workflows' custom search attributes (LlmisvcNamespace, LlmisvcName, LlmisvcRouterReady,
-LlmisvcOutcome, LlmisvcDrift) to the Temporal namespace, so that the Temporal UI can filter and show
-services by them. For a self-hosted Temporal; on Temporal Cloud add them with tcld or the Cloud UI.
-Idempotent.
+LlmisvcOutcome, LlmisvcDrift, LlmisvcPassFailing) to the Temporal namespace, so that the Temporal UI
+can filter and show services by them. For a self-hosted Temporal; on Temporal Cloud add them with tcld
+or the Cloud UI. Idempotent.
 
 examples:
   llmisvc-router register-search-attributes

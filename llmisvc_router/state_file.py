@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from router_core import limits
 from router_core.models import kube
 from router_core.models.core_objects import ConfigMap, CustomResourceDefinition, Deployment, Service
 from router_core.models.gateway_api import Gateway, GatewayClass, HTTPRoute
@@ -61,16 +62,29 @@ def _documents(text: str, source: str) -> list[tuple[int, Any]]:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        raise StateFileError(f"{source}: invalid YAML{where}: {err.problem}") from err
+        raise StateFileError(f"{source}: invalid YAML{where}: {_one_line(err.problem)}") from err
     except yaml.YAMLError as err:
-        raise StateFileError(f"{source}: invalid YAML: {err}") from err
+        raise StateFileError(f"{source}: invalid YAML: {_one_line(err)}") from err
+    except RecursionError:  # PyYAML's composer recurses once per level
+        raise StateFileError(
+            f"{source}: nested too deeply to read (an object may nest {limits.MAX_DEPTH} levels)"
+        ) from None
     numbered = [(i, d) for i, d in enumerate(docs, start=1) if d is not None]
+    for number, doc in numbered:
+        problem = limits.depth_problem(doc)
+        if problem is not None:
+            raise StateFileError(f"{source}: document {number}: {problem}")
     if len(numbered) == 1 and isinstance(numbered[0][1], dict) and numbered[0][1].get("kind") == "List":
         items = numbered[0][1].get("items") or []
         if not isinstance(items, list):
             raise StateFileError(f"{source}: kind List: field items must be a list")
         return [(i, d) for i, d in enumerate(items, start=1)]
     return numbered
+
+
+def _one_line(text: object) -> str:
+    """PyYAML's messages may span lines ("... in <unicode string>, position 4"): errors are one line."""
+    return " ".join(str(text).split())
 
 
 def _objects(documents: list[tuple[int, Any]], source: str) -> list[tuple[ObjectKey, dict[str, Any]]]:

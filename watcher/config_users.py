@@ -45,10 +45,17 @@ def config_users(event: WatchEvent, services: Mapping[Key, Wire], env: Environme
 
 
 def uses_config(svc: Wire, name: str, env: Environment) -> bool:
-    applied = (svc.get("status") or {}).get("appliedConfigs") or []
-    if name in _names(applied) or name in _names((svc.get("spec") or {}).get("baseRefs") or []):
+    """Read loosely: a status or spec of the wrong shape counts as naming nothing."""
+    status, spec = svc.get("status"), svc.get("spec")
+    applied = _list((status if isinstance(status, dict) else {}).get("appliedConfigs"))
+    base_refs = _list((spec if isinstance(spec, dict) else {}).get("baseRefs"))
+    if name in _names(applied) or name in _names(base_refs):
         return True
     return not applied and name in {env.config_prefix + s for s in WELL_KNOWN_SUFFIXES}
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
 
 
 def _names(items: Iterable[object]) -> set[str]:

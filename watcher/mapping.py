@@ -25,12 +25,11 @@ idle pass; missing one leaves it stale until the resync, so every rule errs on t
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
-
-from router_core import naming
+from router_core import limits, naming
 from router_core.merge.presets import apply_router_presets
 from router_core.models import kube
 from router_core.models.llmisvc import LLMInferenceService
@@ -53,6 +52,7 @@ ROUTING_CRD_GROUPS = frozenset(
 )
 
 Key = uses.Key
+log = logging.getLogger(__name__)
 
 
 def router_config(configmap: Wire | None, env: Environment) -> RouterConfig:
@@ -124,22 +124,43 @@ class WatchedWorld:
                 self._index.remove(key)
             return
         self.services[key] = obj
-        if previous is None or _without_status(previous) != _without_status(obj):
+        if previous is None or _spec_changed(previous, obj):
             self._merged.pop(key, None)  # the presets apply to the spec: a status write keeps them
         self._reindex(key)
 
     def _reindex(self, key: Key) -> None:
-        view = uses.ServiceView(key[0], self.services[key], self.merged(key))
-        self._index.put(key, uses.service_uses(view, self.config, self.routes))
+        try:
+            view = uses.ServiceView(key[0], self.services[key], self.merged(key))
+            found = uses.service_uses(view, self.config, self.routes)
+        except Exception as err:  # one service that cannot be mapped must not stop the others' events
+            log.warning("cannot tell what LLMInferenceService %s/%s uses: %s", *key, _one_line(err))
+            found = {}  # its own events still signal it; its pass reports what is wrong in its status
+        self._index.put(key, found)
 
 
 def only_router_status_changed(before: Wire, after: Wire) -> bool:
     """Nothing changed but what a router status write may change (``status_merge.is_router_write``: its
     conditions, URL, addresses, router status, observedGeneration, and the conditions it initialises when
     missing); a change by anyone else still triggers a pass."""
-    if _without_status(before) != _without_status(after):
+    if _spec_changed(before, after):
         return False
-    return status_merge.is_router_write(dict(before.get("status") or {}), dict(after.get("status") or {}))
+    return status_merge.is_router_write(_status(before), _status(after))
+
+
+def _spec_changed(before: Wire, after: Wire) -> bool:
+    """Anything but the status differs; an object too deep to compare counts as changed."""
+    if limits.too_deep(before) or limits.too_deep(after):
+        return True
+    return _without_status(before) != _without_status(after)
+
+
+def _status(svc: Wire) -> Wire:
+    status = svc.get("status")
+    return dict(status) if isinstance(status, dict) else {}
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(f"{type(err).__name__}: {err}".split())[:300]
 
 
 def _without_status(svc: Wire) -> Wire:
@@ -157,9 +178,13 @@ def _put(index: dict[Key, Wire], key: Key, obj: Wire | None) -> None:
 
 
 def _merge(wire: Wire, config: RouterConfig) -> LLMInferenceService | None:
+    """None for a spec that cannot be read: invalid, or nested past ``limits.MAX_DEPTH`` (the recursive
+    readers would fail on it); the service's own pass reports why in its status."""
+    if limits.too_deep(wire):
+        return None
     try:
         return apply_router_presets(LLMInferenceService.from_wire(wire), config)
-    except ValidationError:
+    except (ValueError, RecursionError):  # pydantic's ValidationError is a ValueError
         return None
 
 
@@ -187,16 +212,26 @@ def affected_services(event: WatchEvent, world: WatchedWorld) -> list[Affected]:
         return [Affected(event.namespace, event.name, event.describe())]
     if event.initial:
         return []  # the world as it was at start-up: every service's first pass reads it anyway
-    keys: list[Key] = [*owner_of(event.obj)]
+    keys: list[Key] = [*_owner(event)]
     rule = _RULES.get(event.resource)
     if rule is not None:
-        keys += rule(event, world)
+        try:
+            keys += rule(event, world)
+        except Exception as err:  # the owner (above) and the other rules still apply
+            log.warning("cannot map %s to its services: %s", event.describe(), _one_line(err))
     if event.resource == kube.CRD and crd_changes_routing(event):
         keys += world.service_keys()
     if is_router_configmap(event, world.env) and ingress_changed(event):
         keys += world.service_keys()
     reason = event.describe()
     return [Affected(ns, name, reason) for ns, name in dict.fromkeys(keys)]
+
+
+def _owner(event: WatchEvent) -> list[Key]:
+    try:
+        return owner_of(event.obj)
+    except (AttributeError, TypeError):  # malformed metadata: no owner to tell
+        return []
 
 
 def owner_of(obj: Wire) -> list[Key]:

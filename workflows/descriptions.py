@@ -15,13 +15,17 @@ R = TypeVar("R")
 
 RECONCILE = (
     "Run a pass soon: something that may change this LLMInferenceService's routing happened. "
-    'Argument: {"reason": "why"} (the watcher sends one per change; several are coalesced into one pass).'
+    'Argument: {"reason": "why"} (the watcher sends one per change; several are coalesced into one pass). '
+    "No argument runs a pass too; an argument of another shape is dropped (logged)."
 )
 STOP = (
     "Stop the service: the next pass sets the serving.kserve.io/stop annotation and removes its routes "
-    "and pools, as `kubectl annotate` would. No argument."
+    "and pools, as `kubectl annotate` would. No argument (one sent is ignored)."
 )
-RESUME = "Resume a stopped service: the next pass removes serving.kserve.io/stop. No argument."
+RESUME = (
+    "Resume a stopped service: the next pass removes serving.kserve.io/stop. "
+    "No argument (one sent is ignored)."
+)
 STATE = (
     "The workflow's view of the service: passes run, the last pass's outcome, conditions and URL, "
     "the last error and the triggers waiting for the next pass."
@@ -32,7 +36,7 @@ DRIFT = (
 )
 RECONCILE_NOW = (
     'Run a pass now and return its summary (outcome, conditions, URL, writes). Argument: {"reason": "why"}. '
-    "Refused once the service is gone."
+    "Refused once the service is gone, or with an argument of another shape (the message says why)."
 )
 
 

@@ -78,8 +78,9 @@ class ServiceWorkflowInput(BaseModel):
     #: Keep the custom search attributes up to date; starters set it only when the namespace has them
     #: registered, since setting an unregistered one fails the workflow task.
     search_attributes: bool = False
-    #: ``LlmisvcDrift`` too: set only by starters that found it registered, so a workflow started before
-    #: it was added (and carrying ``search_attributes``) never sets an unregistered attribute.
+    #: ``LlmisvcDrift`` and ``LlmisvcPassFailing`` too: set only by starters that found them registered,
+    #: so a workflow started before they were added (and carrying ``search_attributes``) never sets an
+    #: unregistered attribute.
     drift_attribute: bool = False
     state: WorkflowState | None = None
 

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from temporalio.common import SearchAttributeKey
+from typing import Any
+
+from temporalio.common import SearchAttributeIndexedValueType, SearchAttributeKey
 
 NAMESPACE = SearchAttributeKey.for_keyword("LlmisvcNamespace")
 NAME = SearchAttributeKey.for_keyword("LlmisvcName")
@@ -13,4 +15,19 @@ OUTCOME = SearchAttributeKey.for_keyword("LlmisvcOutcome")  # reconciled, precon
 #: Shadow mode: the objects whose live state differs from what the router would write (``LlmisvcDrift > 0``).
 DRIFT = SearchAttributeKey.for_int("LlmisvcDrift")
 
-ALL = (NAMESPACE, NAME, ROUTER_READY, OUTCOME, DRIFT)
+#: True while the last pass could not complete (outcome ``error``: an API that kept failing, writes that
+#: kept conflicting, or a fault of the workflow's own code); ``LlmisvcPassFailing = true`` finds them.
+PASS_FAILING = SearchAttributeKey.for_bool("LlmisvcPassFailing")
+
+ALL = (NAMESPACE, NAME, ROUTER_READY, OUTCOME, DRIFT, PASS_FAILING)
+
+
+def cli_type(key: SearchAttributeKey[Any]) -> str:
+    """The type as ``temporal server start-dev --search-attribute NAME=TYPE`` spells it (``Keyword``,
+    ``Bool``): registering one with another type than the workflow sets fails its workflow tasks."""
+    name = key.indexed_value_type.name
+    return (
+        "KeywordList"
+        if key.indexed_value_type == SearchAttributeIndexedValueType.KEYWORD_LIST
+        else name.title()
+    )

@@ -39,6 +39,7 @@ from router_core.planner.plan import Phase
 from workflows import (
     descriptions,
     drift_report,
+    handler_payloads,
     pass_log,
     pass_telemetry,
     search_attributes,
@@ -139,34 +140,47 @@ class LLMInferenceServiceWorkflow:
         reason = self._state.handed_off or "the LLMInferenceService is gone"
         return ServiceWorkflowResult(passes=self._state.pass_count, reason=reason)
 
+    # Every handler takes ``*extra`` and reads its payload loosely (``workflows.handler_payloads``): no
+    # payload, however wrong, may fail a workflow task.
     @workflow.signal(description=descriptions.RECONCILE)
-    def reconcile(self, signal: ReconcileSignal | None = None) -> None:
-        self._note_trigger(signal or ReconcileSignal())
+    def reconcile(self, signal: object = None, *extra: object) -> None:
+        try:
+            self._note_trigger(handler_payloads.reconcile_signal("reconcile", signal, extra))
+        except handler_payloads.BadPayloadError as err:
+            workflow.logger.warning("%s: dropped a reconcile signal: %s", self._key, err)
 
     @workflow.signal(description=descriptions.STOP)
-    def stop(self) -> None:
+    def stop(self, *extra: object) -> None:
+        self._warn_ignored("stop", extra)
         self._state.desired_stop = True
         self._state.pending_reasons.append("stop requested")
         self._telemetry.note_trigger()
 
     @workflow.signal(description=descriptions.RESUME)
-    def resume(self) -> None:
+    def resume(self, *extra: object) -> None:
+        self._warn_ignored("resume", extra)
         self._state.desired_stop = False
         self._state.pending_reasons.append("resume requested")
         self._telemetry.note_trigger()
 
     @workflow.query(description=descriptions.STATE)
-    def state(self) -> WorkflowState:
+    def state(self, *extra: object) -> WorkflowState:
         return self._state
 
     @workflow.query(description=descriptions.DRIFT)
-    def drift(self) -> DriftReport:
+    def drift(self, *extra: object) -> DriftReport:
         return self._state.drift or drift_report.no_report(self._key)
 
     @descriptions.update(descriptions.RECONCILE_NOW)
-    async def reconcile_now(self, signal: ReconcileSignal) -> PassSummary:
-        self._note_trigger(signal)
+    async def reconcile_now(self, signal: object = None, *extra: object) -> PassSummary:
+        # The validator accepted this payload, so it reads the same way here (validators do not run on
+        # replay, which only replays accepted updates).
+        self._note_trigger(handler_payloads.reconcile_signal("reconcile_now", signal, extra))
         return await self._reconcile()
+
+    def _warn_ignored(self, handler: str, extra: tuple[object, ...]) -> None:
+        if handler_payloads.ignored(extra):
+            workflow.logger.warning("%s: %s takes no argument; ignored the one sent", self._key, handler)
 
     def _note_trigger(self, signal: ReconcileSignal) -> None:
         self._state.pending_reasons.append(signal.reason)
@@ -176,7 +190,8 @@ class LLMInferenceServiceWorkflow:
         self._telemetry.note_trigger()
 
     @reconcile_now.validator
-    def _validate_reconcile_now(self, signal: ReconcileSignal) -> None:
+    def _validate_reconcile_now(self, signal: object = None, *extra: object) -> None:
+        handler_payloads.reconcile_signal("reconcile_now", signal, extra)  # BadPayloadError rejects it
         if self._state.ended:
             raise ValueError(
                 f"LLMInferenceService {self._key} is gone; nothing to reconcile"
@@ -217,6 +232,15 @@ class LLMInferenceServiceWorkflow:
                     # activity it ends this pass and is re-checked later, instead of failing the workflow.
                     summary = summaries.failed_pass(err, workflow.now())
                     self._state.last_error = summary.message
+                except workflow.NondeterminismError:
+                    raise  # a changed workflow: the task must fail until the code that wrote it is back
+                except Exception as err:
+                    # A fault of this code, not of the cluster: failing the workflow task would retry it
+                    # for ever with nothing answering. End the pass instead, marked LlmisvcPassFailing,
+                    # re-checked with the capped backoff like any pass that could not complete.
+                    workflow.logger.exception("%s: the pass failed inside the workflow", self._key)
+                    summary = summaries.internal_error(err, workflow.now())
+                    self._state.last_error = summary.message
                 observed.finished(summary)
             summary.build_id = versioning.build_id()
             self._state.pass_count += 1
@@ -249,6 +273,11 @@ class LLMInferenceServiceWorkflow:
         ):
             # Only once shadow mode ran, so the histories of write-only workflows replay unchanged.
             changed.append(search_attributes.DRIFT.value_set(drift.drift))
+        failing = summary.outcome == PassOutcome.ERROR
+        was_failing = current.get(search_attributes.PASS_FAILING)
+        if self._request.drift_attribute and (failing or was_failing) and was_failing != failing:
+            # Set once a pass failed, so the histories of passes that never failed replay unchanged.
+            changed.append(search_attributes.PASS_FAILING.value_set(failing))
         if changed:  # an unchanged value would only add an event to the history
             workflow.upsert_search_attributes(changed)
 

@@ -17,22 +17,19 @@ from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 
 async def search_attributes_registered(client: Client) -> bool:
-    """True when the namespace has every custom search attribute the workflow sets.
+    """True when the namespace has every custom search attribute the workflow sets, with its type.
 
-    Setting one that is not registered fails the workflow task, so a workflow only sets them when its
-    starter found them registered (``llmisvc-router register-search-attributes`` adds them)."""
-    registered = await _registered(client)
-    return all(key.name in registered for key in search_attributes.ALL)
-
-
-async def _registered(client: Client) -> set[str]:
+    Setting one that is not registered, or registered with another type, fails the workflow task, so a
+    workflow only sets them when its starter found them registered (``llmisvc-router
+    register-search-attributes`` adds them)."""
     try:
         listed = await client.operator_service.list_search_attributes(
             ListSearchAttributesRequest(namespace=client.namespace)
         )
     except RPCError:
-        return set()
-    return set(listed.custom_attributes)
+        return False
+    registered = listed.custom_attributes
+    return all(registered.get(key.name) == key.indexed_value_type.value for key in search_attributes.ALL)
 
 
 class WorkflowStarter:

@@ -46,6 +46,14 @@ def failed_pass(err: ActivityError | ApplicationError, now: datetime) -> PassSum
     return PassSummary(outcome=PassOutcome.ERROR, message=clip(f"{kind}: {message}"), finished_at=now)
 
 
+def internal_error(err: Exception, now: datetime) -> PassSummary:
+    """A pass stopped by an exception of the workflow's own code (a bug): said in one line."""
+    text = " ".join(str(err).split())[:300]
+    return PassSummary(
+        outcome=PassOutcome.ERROR, message=f"InternalError: {type(err).__name__}: {text}", finished_at=now
+    )
+
+
 def describe_writes(ops: list[WriteOp]) -> str:
     return "; ".join(op.describe() for op in ops)
 

@@ -10,10 +10,12 @@ when it differs from what is stored, so an idle world costs no writes.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Self, cast
 
+import urllib3
 from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
@@ -30,6 +32,7 @@ from apiserver_standin.gateway_status import (
 from apiserver_standin.objects import meta
 
 Obj = dict[str, Any]
+log = logging.getLogger(__name__)
 __all__ = ["ControllerConfig", "Informer", "SimulatedGatewayController"]
 
 
@@ -143,6 +146,7 @@ class SimulatedGatewayController:
         self._dirty = threading.Event()
         self.writes = 0
         self._reconcile_lock = threading.Lock()
+        self._failed = False  # an object of the last round could not be handled: another round soon
         gvrs = {
             "gateways": (GATEWAY_GROUP, "v1", "gateways"),
             "httproutes": (GATEWAY_GROUP, "v1", "httproutes"),
@@ -188,9 +192,11 @@ class SimulatedGatewayController:
                 return
             try:
                 self.reconcile_once()
-            except Exception:  # a failed write (fault injection, conflict): try again shortly
-                if not self.stopping.wait(0.1):
-                    self._dirty.set()
+                failed = self._failed
+            except Exception:  # a failed read of the informers: try again shortly
+                failed = True
+            if failed and not self.stopping.wait(0.1):  # a failed write (faults, a conflict): again soon
+                self._dirty.set()
             # Changes that arrive meanwhile make one more round, not one round each: every round reads
             # every route and pool, and it runs in the stand-in's own process.
             self.stopping.wait(self.config.min_round_seconds)
@@ -199,6 +205,7 @@ class SimulatedGatewayController:
         """One pass over the cached world; returns how many status writes it made."""
         with self._reconcile_lock:
             config, before = self.config, self.writes
+            self._failed = False
             routes = self.informers["httproutes"].items()
             self._reconcile_gateways(config)
             self._reconcile_routes(config, routes)
@@ -206,32 +213,52 @@ class SimulatedGatewayController:
             return self.writes - before
 
     def _reconcile_gateways(self, config: ControllerConfig) -> None:
-        for gateway in self.informers["gateways"].items():
-            class_name = (gateway.get("spec") or {}).get("gatewayClassName")
+        def gateway(obj: Obj) -> None:
+            class_name = (obj.get("spec") or {}).get("gatewayClassName")
             if config.gateway_class_names is None or class_name in config.gateway_class_names:
-                self._write("gateways", gateway, gateway_status(gateway, config))
-        for gateway_class in self.informers["gatewayclasses"].items():
-            status = gatewayclass_status(gateway_class, config)
+                self._write("gateways", obj, gateway_status(obj, config))
+
+        def gateway_class(obj: Obj) -> None:
+            status = gatewayclass_status(obj, config)
             if status is not None:
-                self._write("gatewayclasses", gateway_class, status)
+                self._write("gatewayclasses", obj, status)
+
+        self._each(self.informers["gateways"].items(), gateway)
+        self._each(self.informers["gatewayclasses"].items(), gateway_class)
 
     def _reconcile_routes(self, config: ControllerConfig, routes: list[Obj]) -> None:
-        for route in routes:
-            current = dict(route.get("status") or {})
-            parents = route_parents(route, config)
+        def route(obj: Obj) -> None:
+            current = dict(obj.get("status") or {})
+            parents = route_parents(obj, config)
             if parents or "parents" in current:  # a route without parentRefs gets no status at all
-                self._write("httproutes", route, {**current, "parents": parents})
+                self._write("httproutes", obj, {**current, "parents": parents})
+
+        self._each(routes, route)
 
     def _reconcile_pools(self, config: ControllerConfig, routes: list[Obj]) -> None:
         by_pool = routes_by_pool(routes)
         for group, key in ((POOL_V1_GROUP, "parents"), (POOL_V1ALPHA2_GROUP, "parent")):
-            for pool in self.informers[group].items():
-                pool_key = (group, str(meta(pool).get("namespace", "")), str(meta(pool).get("name")))
-                parents = pool_parents(pool, group, by_pool.get(pool_key, []), config)
-                status = {k: v for k, v in (pool.get("status") or {}).items() if k != key}
+
+            def pool(obj: Obj, group: str = group, key: str = key) -> None:
+                pool_key = (group, str(meta(obj).get("namespace", "")), str(meta(obj).get("name")))
+                parents = pool_parents(obj, group, by_pool.get(pool_key, []), config)
+                status = {k: v for k, v in (obj.get("status") or {}).items() if k != key}
                 if parents:
                     status[key] = parents
-                self._write(group, pool, status)
+                self._write(group, obj, status)
+
+            self._each(self.informers[group].items(), pool)
+
+    def _each(self, objects: Iterable[Obj], handle: Callable[[Obj], None]) -> None:
+        """One object at a time, as a real controller's work queue: an object that cannot be handled (a
+        failed write, or a malformed object) does not end the round for the others."""
+        for obj in objects:
+            try:
+                handle(obj)
+            except (ApiException, urllib3.exceptions.HTTPError, OSError):
+                self._failed = True  # a refused or lost write: the next round tries again
+            except Exception as err:  # malformed: skipped until it changes (a change makes a round)
+                log.debug("simulated gateway controller: skipped %s: %r", meta_name(obj), err)
 
     def _write(self, informer_name: str, obj: Obj, status: Obj) -> None:
         if (obj.get("status") or {}) == status:
@@ -248,3 +275,10 @@ class SimulatedGatewayController:
             updated = self.api.patch_cluster_custom_object_status(group, version, plural, m["name"], patch)
         self.writes += 1
         informer.put(cast(Obj, updated))
+
+
+def meta_name(obj: Obj) -> str:
+    found = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(found, dict):
+        return "an object without metadata"
+    return f"{obj.get('kind', 'object')} {found.get('namespace', '')}/{found.get('name', '')}"

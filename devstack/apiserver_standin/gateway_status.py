@@ -165,16 +165,23 @@ def routes_by_pool(routes: Iterable[Obj]) -> dict[tuple[str, str, str], list[Obj
     so a controller pass over N pools reads each route once instead of once per pool."""
     index: dict[tuple[str, str, str], list[Obj]] = {}
     for route in routes:
-        route_ns = meta(route).get("namespace", "")
-        targets = {
-            (str(ref.get("group", "")), str(ref.get("namespace") or route_ns), str(ref.get("name")))
-            for rule in (route.get("spec") or {}).get("rules") or []
-            for ref in rule.get("backendRefs") or []
-            if ref.get("kind") == "InferencePool"
-        }
+        try:
+            targets = _pool_targets(route)
+        except (AttributeError, TypeError):  # a malformed route sends traffic nowhere
+            continue
         for target in targets:
             index.setdefault(target, []).append(route)
     return index
+
+
+def _pool_targets(route: Obj) -> set[tuple[str, str, str]]:
+    route_ns = meta(route).get("namespace", "")
+    return {
+        (str(ref.get("group", "")), str(ref.get("namespace") or route_ns), str(ref.get("name")))
+        for rule in (route.get("spec") or {}).get("rules") or []
+        for ref in rule.get("backendRefs") or []
+        if ref.get("kind") == "InferencePool"
+    }
 
 
 def pool_parents(pool: Obj, pool_group: str, routes: Iterable[Obj], config: ControllerConfig) -> list[Obj]:

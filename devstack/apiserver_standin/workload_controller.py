@@ -16,6 +16,7 @@ included), as an outside controller would: nothing of the product but the core's
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ MANAGER = "standin-workload-controller"
 SERVICES = ("serving.kserve.io", "v1alpha2", "llminferenceservices")
 SERVICE_KIND = ("serving.kserve.io/v1alpha2", "LLMInferenceService")
 DEPLOYMENTS = ("apps", "v1", "deployments")
+log = logging.getLogger(__name__)
 
 
 def wants_scheduler(svc: Obj) -> bool:
@@ -110,7 +112,11 @@ class SimulatedWorkloadController:
             if not synced or not self._dirty.is_set():
                 continue  # before both first lists, an absent service would delete a live Deployment
             self._dirty.clear()
-            self.reconcile_once(self._services.items(), self._deployments.items())
+            try:
+                self.reconcile_once(self._services.items(), self._deployments.items())
+            except Exception:  # the thread must outlive anything one round meets: try again next round
+                log.exception("simulated workload controller: a round failed")
+                self._dirty.set()
 
     def reconcile_once(self, services: list[Obj] | None = None, deployments: list[Obj] | None = None) -> None:
         """One round over ``services`` and ``deployments`` (the cache's; listed from the API when None)."""
@@ -120,12 +126,15 @@ class SimulatedWorkloadController:
             services = [{"apiVersion": api_version, "kind": kind, **svc} for svc in listed]
         if deployments is None:
             deployments = self._list(DEPLOYMENTS, f"{MANAGED_BY}={MANAGER}")
-        wanted = {}
+        wanted: dict[tuple[str, str], Obj] = {}
         for svc in services:
-            self._quietly(self._mark_workloads_ready, svc)
-            if wants_scheduler(svc):
-                deployment = scheduler_deployment(svc)
-                wanted[_key(deployment)] = deployment
+            try:
+                self._quietly(self._mark_workloads_ready, svc)
+                if wants_scheduler(svc):
+                    deployment = scheduler_deployment(svc)
+                    wanted[_key(deployment)] = deployment
+            except Exception as err:  # a malformed service is skipped; the others are still served
+                log.debug("simulated workload controller: skipped a service: %r", err)
         managed = [d for d in deployments if (d["metadata"].get("labels") or {}).get(MANAGED_BY) == MANAGER]
         existing = {_key(d): d for d in managed}
         for namespace, name in existing.keys() - wanted.keys():
@@ -172,13 +181,15 @@ class SimulatedWorkloadController:
     def _mark_workloads_ready(self, svc: Obj) -> None:
         """What KServe's workload reconciler reports once the model server runs (a conflict: next round)."""
         conditions = (svc.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "WorkloadsReady" and c.get("status") == "True" for c in conditions):
+        if any(_is(c, "WorkloadsReady") and c.get("status") == "True" for c in conditions):
             return
         ready = {"type": "WorkloadsReady", "status": "True", "lastTransitionTime": _now()}
-        others = [c for c in conditions if c.get("type") != "WorkloadsReady"]
+        others = [c for c in conditions if not _is(c, "WorkloadsReady")]  # others' entries kept as they are
         status = {
             **(svc.get("status") or {}),
-            "conditions": sorted([*others, ready], key=lambda c: c["type"]),
+            "conditions": sorted(
+                [*others, ready], key=lambda c: str(c.get("type") if isinstance(c, dict) else "")
+            ),
         }
         self._services.put(self._replace_status(SERVICES, {**svc, "status": status}))
 
@@ -191,6 +202,10 @@ def _in(gvr: tuple[str, str, str], namespace: str) -> tuple[str, str, str, str]:
     """The positional arguments of ``CustomObjectsApi``'s namespaced calls."""
     group, version, plural = gvr
     return group, version, namespace, plural
+
+
+def _is(condition: object, type_: str) -> bool:
+    return isinstance(condition, dict) and condition.get("type") == type_
 
 
 def _key(obj: Obj) -> tuple[str, str]:

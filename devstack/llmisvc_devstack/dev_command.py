@@ -88,7 +88,7 @@ def search_attribute_flags() -> list[str]:
     attribute registered with another type fails every workflow task that sets it)."""
     flags = []
     for key in search_attributes.ALL:
-        flags += ["--search-attribute", f"{key.name}={key.indexed_value_type.name.capitalize()}"]
+        flags += ["--search-attribute", f"{key.name}={search_attributes.cli_type(key)}"]
     return flags
 
 

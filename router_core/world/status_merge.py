@@ -30,25 +30,35 @@ def merge_status(stored: Wire, planned: Wire) -> Wire:
     """The status to write: ``stored`` with the router's fields and conditions taken from ``planned``."""
     merged = {k: v for k, v in stored.items() if k not in OWNED_FIELDS and k != "conditions"}
     merged.update({k: planned[k] for k in OWNED_FIELDS if k in planned})
-    foreign = [c for c in stored.get("conditions") or [] if c.get("type") not in OWNED_CONDITIONS]
-    present = {c.get("type") for c in foreign}
+    # Another writer's entry that is not an object is theirs too: kept as it is, never read.
+    foreign = [c for c in conditions_of(stored) if type_of(c) not in OWNED_CONDITIONS]
+    present = {type_of(c) for c in foreign}
     # Conditions the pass initialised for others (WorkloadsReady=Unknown) fill gaps only; any other foreign
     # condition in ``planned`` is a stale copy of what the pass read, and its owner's latest word stands.
-    initialised = [
-        c for c in planned.get("conditions") or [] if c.get("type") in INITIALISED_CONDITIONS - present
-    ]
-    owned = [c for c in planned.get("conditions") or [] if c.get("type") in OWNED_CONDITIONS]
-    combined = sorted([*foreign, *initialised, *owned], key=lambda c: str(c.get("type")))
+    initialised = [c for c in conditions_of(planned) if type_of(c) in INITIALISED_CONDITIONS - present]
+    owned = [c for c in conditions_of(planned) if type_of(c) in OWNED_CONDITIONS]
+    combined = sorted([*foreign, *initialised, *owned], key=lambda c: str(type_of(c)))
     if combined:
         merged["conditions"] = _consistent_ready(combined)
     return merged
 
 
-def _consistent_ready(conds: list[Wire]) -> list[Wire]:
+def conditions_of(status: Wire) -> list[Any]:
+    """``status.conditions`` as stored: a list whose entries may be anything another writer put there."""
+    found = status.get("conditions") if isinstance(status, dict) else None
+    return list(found) if isinstance(found, list) else []
+
+
+def type_of(condition: object) -> object:
+    """A condition's ``type``; None for an entry that is not an object."""
+    return condition.get("type") if isinstance(condition, dict) else None
+
+
+def _consistent_ready(conds: list[Any]) -> list[Any]:
     """``Ready`` as knative derives it from the terminal conditions: False if one is False (that one's
     reason and message, the newest first), else Unknown if one is Unknown or missing, else True. The
     pass's own ``Ready`` is kept when it already agrees (it may carry e.g. ``NewObservedGenFailure``)."""
-    by_type = {c.get("type"): c for c in conds}
+    by_type = {c.get("type"): c for c in conds if isinstance(c, dict)}
     ready = by_type.get(conditions.READY)
     if ready is None:
         return conds
@@ -71,7 +81,7 @@ def _consistent_ready(conds: list[Wire]) -> list[Wire]:
     for key in ("lastTransitionTime", "reason", "message"):
         if source.get(key) is not None and (decisive is not None or key == "lastTransitionTime"):
             fixed[key] = source[key]
-    return [fixed if c.get("type") == conditions.READY else c for c in conds]
+    return [fixed if type_of(c) == conditions.READY else c for c in conds]
 
 
 def is_router_write(before: dict[str, Any], after: dict[str, Any]) -> bool:
@@ -79,8 +89,8 @@ def is_router_write(before: dict[str, Any], after: dict[str, Any]) -> bool:
     fields and conditions and in initialised conditions that were missing (a router's first write adds
     ``WorkloadsReady=Unknown``, which is not another controller's change). A condition that appeared with
     any other value (``WorkloadsReady=True``) is its owner's first word, and it changes ``Ready``."""
-    present = {c.get("type") for c in before.get("conditions") or []}
-    added = [c for c in after.get("conditions") or [] if c.get("type") in INITIALISED_CONDITIONS - present]
+    present = {type_of(c) for c in conditions_of(before)}
+    added = [c for c in conditions_of(after) if type_of(c) in INITIALISED_CONDITIONS - present]
     if any(c.get("status") != conditions.UNKNOWN or c.get("reason") or c.get("message") for c in added):
         return False
     return _by_type(merge_status(before, after)) == _by_type(after)
@@ -90,4 +100,6 @@ def _by_type(status: dict[str, Any]) -> dict[str, Any]:
     """The conditions in type order: their order carries no meaning."""
     if not status.get("conditions"):
         return {k: v for k, v in status.items() if k != "conditions"}
-    return {**status, "conditions": sorted(status["conditions"], key=lambda c: str(c.get("type")))}
+    if not isinstance(status["conditions"], list):
+        return status
+    return {**status, "conditions": sorted(status["conditions"], key=lambda c: str(type_of(c)))}

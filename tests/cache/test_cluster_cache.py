@@ -158,6 +158,46 @@ def test_wait_for_a_deletion(server, cache):
     assert cache.wait_for([seen], 5) == []
 
 
+def test_wait_for_a_version_that_was_deleted_since_ends_once_the_watch_delivered_the_deletion(server, cache):
+    # The watcher saw the route modified, then it was deleted: the worker's cache never holds that version,
+    # but it is past it. Waiting out the freshness timeout here once cost 5 s before a route came back.
+    api = KubeClusterApi(server.client)
+    created = api.create(HTTPROUTE, route("r"))
+    api.delete(HTTPROUTE, NS, "r")
+    seen = SeenVersion(
+        resource=str(HTTPROUTE),
+        namespace=NS,
+        name="r",
+        resource_version=created["metadata"]["resourceVersion"],
+    )
+    started = time.monotonic()
+    assert cache.wait_for([seen], 5) == []
+    assert time.monotonic() - started < 2
+
+
+def test_the_processs_own_create_does_not_hide_a_deletion_the_watch_delivered(server, cache):
+    api = KubeClusterApi(server.client)
+    created = api.create(HTTPROUTE, route("r"))
+    cache.observe(HTTPROUTE, created)  # as the worker records its own write; nobody reads it again
+    time.sleep(0.3)
+    api.delete(HTTPROUTE, NS, "r")
+    assert cache.wait_for([_seen(created, deleted=True)], 3) == []
+    assert cache.get(HTTPROUTE, NS, "r") is None
+    assert cache.overlay_size() == 0
+
+
+def _seen(obj: dict[str, object], deleted: bool = False) -> SeenVersion:
+    meta = obj["metadata"]
+    assert isinstance(meta, dict)
+    return SeenVersion(
+        resource=str(HTTPROUTE),
+        namespace=NS,
+        name="r",
+        resource_version=meta["resourceVersion"],
+        deleted=deleted,
+    )
+
+
 def test_installed_kinds_are_those_whose_list_answered(server, cache):
     assert cache.is_installed(HTTPROUTE) and cache.is_installed(GATEWAY) and cache.is_installed(LLMISVC)
     assert not cache.is_installed(POOL_V1), "no InferencePool CRD in this cluster"

@@ -181,3 +181,40 @@ def test_plan_with_a_missing_base_ref_reports_presets_combined_false_and_writes_
     assert doc["apply"] == [] and doc["outcome"] == "invalid-references"
     (presets,) = [c for c in doc["status"]["conditions"] if c["type"] == "PresetsCombined"]
     assert (presets["status"], presets["reason"]) == ("False", "ConfigNotFound")
+
+
+# -- untrusted input: bounded depth, one-line errors ----------------------------------------------------
+
+
+def test_a_3000_level_yaml_list_is_one_line_naming_the_file_not_a_traceback(tmp_path: Path) -> None:
+    state = tmp_path / "deep.yaml"
+    state.write_text("items: " + "[" * 3000 + "]" * 3000 + "\n")
+    result = plan("-f", str(state))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"llmisvc-router plan: {state}: nested too deeply to read (an object may nest 100 levels)"
+    ]
+
+
+def test_an_object_nested_past_the_bound_is_one_line_naming_the_document_and_field(tmp_path: Path) -> None:
+    extra = "1"
+    for _ in range(150):
+        extra = f"{{a: {extra}}}"
+    state = tmp_path / "deep-field.yaml"
+    state.write_text(
+        "apiVersion: serving.kserve.io/v1alpha2\nkind: LLMInferenceService\nmetadata: {name: x}\n"
+        f"spec: {{model: {{uri: 'hf://x', extra: {extra}}}}}\n"
+    )
+    result = plan("-f", str(state))
+    assert result.returncode == 2
+    field = "field spec.model.extra.a.a.a…: nested deeper than 100 levels"
+    assert result.stderr.splitlines() == [f"llmisvc-router plan: {state}: document 1: {field}"]
+
+
+def test_a_yaml_error_whose_message_spans_lines_prints_one_line(tmp_path: Path) -> None:
+    state = tmp_path / "control.yaml"
+    state.write_text("a: b\x07c\n")
+    result = plan("-f", str(state))
+    assert result.returncode == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert "unacceptable character #x0007" in result.stderr and str(state) in result.stderr

@@ -36,5 +36,6 @@ def test_the_dev_server_registers_each_search_attribute_with_its_own_type() -> N
         "LlmisvcRouterReady=Keyword",
         "LlmisvcOutcome=Keyword",
         "LlmisvcDrift=Int",
+        "LlmisvcPassFailing=Bool",
     ]
     assert set(flags[::2]) == {"--search-attribute"}

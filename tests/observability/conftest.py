@@ -12,6 +12,8 @@ from tests.workflows.harness import DEV_SERVER
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
 
+REPORT_PROBLEMS_AFTER = "system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute"
+
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def temporal_address() -> AsyncIterator[str]:
@@ -21,6 +23,8 @@ async def temporal_address() -> AsyncIterator[str]:
         dev_server_existing_path=str(DEV_SERVER),
         search_attributes=search_attributes.ALL,
         dev_server_log_level="error",
+        # As docs/operations.md advises: flag a workflow whose tasks keep failing (TemporalReportedProblems).
+        dev_server_extra_args=["--dynamic-config-value", f"{REPORT_PROBLEMS_AFTER}=2"],
     )
     try:
         yield env.client.service_client.config.target_host

@@ -23,6 +23,7 @@ import pytest_asyncio
 from runtime import telemetry
 from runtime.temporal import connect_temporal
 from tests.observability import dashboard
+from tests.observability.failing_task import FAILED_TASKS, failing_workflow_task
 from tests.observability.harness import running_orchestrator, until
 from watcher.service_gauge import STATES, router_ready
 from worker.settings import OrchestratorSettings
@@ -89,7 +90,15 @@ async def scraped(temporal_address: str) -> Scraped:
             # The watcher counts the service once it sees the status the pass wrote.
             return scrape if scrape.value("llmisvc_router_services", router_ready=ready) == 1 else None
 
-        metrics = await until(probe, f"llmisvc_router_services{{router_ready={ready!r}}} 1")
+        await until(probe, f"llmisvc_router_services{{router_ready={ready!r}}} 1")
+
+        async def failed_task() -> Scrape | None:
+            scrape = await asyncio.to_thread(_scrape, port)
+            return scrape if scrape.value(FAILED_TASKS, workflow_type="AlwaysFailingTask") else None
+
+        # A workflow task failing in the same process puts the SDK's failure counter on the endpoint.
+        async with failing_workflow_task(client):
+            metrics = await until(failed_task, f"{FAILED_TASKS} of AlwaysFailingTask")
     return Scraped(metrics, outcome, ready, orchestrator.settings.task_queue)
 
 
@@ -163,6 +172,17 @@ def test_counters_end_in_total_and_durations_are_seconds_with_the_unit_in_their_
 
 def test_every_series_carries_this_services_name_not_the_sdks(scraped: Scraped) -> None:
     assert {sample.labels.get("service_name") for sample in scraped.metrics.samples} == {"llmisvc-router"}
+
+
+def test_a_failing_workflow_task_is_counted_by_the_metric_the_dashboard_shows_by_workflow_type(
+    scraped: Scraped,
+) -> None:
+    failed = scraped.metrics.labels(FAILED_TASKS)
+    assert all({"workflow_type", "failure_reason", "task_queue"} <= set(labels) for labels in failed), failed
+    assert (scraped.metrics.value(FAILED_TASKS, workflow_type="AlwaysFailingTask") or 0) >= 1
+    assert not scraped.metrics.value(FAILED_TASKS, workflow_type="LLMInferenceServiceWorkflow"), failed
+    exprs = dashboard.queries(json.loads(DASHBOARD.read_text()))
+    assert any(FAILED_TASKS in expr and "workflow_type" in expr for expr in exprs)
 
 
 def test_every_query_of_the_grafana_dashboard_names_a_metric_the_process_exports(scraped: Scraped) -> None:

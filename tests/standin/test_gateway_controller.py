@@ -202,3 +202,19 @@ def test_other_controllers_route_parents_are_kept():
     assert conditions(parents[1])["Accepted"]["observedGeneration"] == 3
     again = route_parents({**body, "status": {"parents": parents}}, ControllerConfig())
     assert again == parents  # same world, same status (transition times kept): nothing to write
+
+
+def test_a_malformed_object_in_the_controllers_cache_does_not_stop_the_others_from_being_served(
+    controller, custom
+):
+    # What a real API server would never hand out, seen anyway (the controller must survive it): a route
+    # whose parentRefs is not a list and whose rules are not objects.
+    malformed = route("malformed")
+    malformed["metadata"] |= {"namespace": "default", "resourceVersion": "1"}
+    malformed["spec"] = {"parentRefs": "gw", "rules": ["not an object"]}
+    controller.informers["httproutes"].put(malformed)
+    custom.create_namespaced_custom_object(*GATEWAY, "default", "httproutes", route("good"))
+    custom.create_namespaced_custom_object(*GATEWAY, "default", "gateways", gateway("gw"))
+    assert eventually(lambda: status_of(custom, "httproutes", "good").get("parents"))
+    assert eventually(lambda: controlled_gateway_status(custom, "gw"))
+    assert controller._thread.is_alive()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -62,5 +64,32 @@ def test_a_managed_scheduler_gets_a_ready_deployment_that_goes_away_with_it() ->
             patch = {"metadata": {"annotations": {"serving.kserve.io/stop": "true"}}}
             custom.patch_namespaced_custom_object(*args, "with-scheduler", patch)
             _eventually(lambda: names() == [])
+        finally:
+            controller.stop()
+
+
+def _post(url: str, body: dict[str, object]) -> None:
+    """Create over plain HTTP, as kubectl would (the Python client's serializer recurses per level)."""
+    path = "/apis/serving.kserve.io/v1alpha2/namespaces/default/llminferenceservices"
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data, {"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 201
+
+
+def test_a_malformed_service_does_not_stop_the_controller_serving_the_others() -> None:
+    deep: object = "leaf"
+    for _ in range(600):
+        deep = {"x": deep}
+    with running_apiserver(crds="llmisvc") as server:
+        custom, api = k8s.CustomObjectsApi(server.client), KubeClusterApi(server.client)
+        args = ("serving.kserve.io", "v1alpha2", "default", "llminferenceservices")
+        _post(server.url, _service("deep", {"scheduler": {"config": {"inline": {"plugins": deep}}}}))
+        controller = SimulatedWorkloadController(server.api_client(), interval=0.05).start()
+        try:
+            time.sleep(0.3)  # the controller meets the malformed service first
+            custom.create_namespaced_custom_object(*args, _service("with-scheduler", {"scheduler": {}}))
+            _eventually(lambda: api.get(DEPLOYMENT, "default", SCHEDULER) is not None)
+            assert controller._thread.is_alive()
         finally:
             controller.stop()

@@ -136,3 +136,35 @@ def test_another_controllers_status_change_is_not_the_routers(
     before: dict[str, object], after: dict[str, object]
 ) -> None:
     assert not is_router_write(before, after)
+
+
+# -- a foreign status that is not what the router would write -------------------------------------------
+
+
+@pytest.mark.parametrize("odd", ["x", 42, None, ["nested"], {"no": "type"}], ids=repr)
+def test_a_foreign_condition_that_is_not_an_object_is_kept_as_it_is_and_the_routers_are_merged(
+    odd: object,
+) -> None:
+    stored = {"conditions": [odd, _cond("WorkloadsReady", "True")]}
+    planned = {"conditions": [_cond("RouterReady", "True")]}
+    merged = merge_status(stored, planned)["conditions"]
+    assert odd in merged
+    assert _cond("RouterReady", "True") in merged and _cond("WorkloadsReady", "True") in merged
+
+
+@pytest.mark.parametrize("odd", ["x", 42, {"type": "RouterReady"}], ids=repr)
+def test_a_status_with_a_condition_that_is_not_an_object_is_not_mistaken_for_a_router_write(
+    odd: object,
+) -> None:
+    before = {"conditions": [_cond("RouterReady", "True")]}
+    after = {"conditions": [_cond("RouterReady", "True"), "x", odd]}
+    assert is_router_write(before, after) is False
+    assert is_router_write(after, after) is True
+
+
+def test_conditions_that_are_not_a_list_are_replaced_by_the_routers_without_an_error() -> None:
+    # A real API server refuses them (the CRD types status.conditions as a list); the merge need not crash.
+    assert is_router_write({"conditions": "x"}, {"conditions": [_cond("RouterReady", "True")]}) is True
+    assert merge_status({"conditions": "x"}, {"conditions": [_cond("RouterReady", "True")]}) == {
+        "conditions": [_cond("RouterReady", "True")]
+    }
