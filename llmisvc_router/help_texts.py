@@ -33,6 +33,9 @@ examples:
   llmisvc-router worker --kubeconfig ~/.kube/config --log-format json
   TEMPORAL_ADDRESS=temporal.example:7233 LLMISVC_ROUTER_METRICS_PORT=9464 llmisvc-router worker
   llmisvc-router worker --mode shadow --service-selector 'router=llmisvc'
+  llmisvc-router worker --deployment-name llmisvc-router --build-id 0.2.0
+      a versioned worker: it gets tasks once `temporal worker deployment set-current-version` makes
+      that build current (docs/operations.md, Versioned rollouts)
 """
 
 RUN_HELP = "run the worker and the watcher in one process (small installs)"

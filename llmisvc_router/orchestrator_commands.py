@@ -41,6 +41,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     ):
         parser = help_texts.add_command(commands, name, help_text, description)
         _cluster_options(parser)
+        _versioning_options(parser)
         logs.add_arguments(parser)
         _management_options(parser)
         parser.set_defaults(handler=lambda a, w=watch: _run(a, _serve, watch=w))
@@ -91,6 +92,22 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
         sizing.add_argument(flag, type=int, metavar="N", help=described)
 
 
+def _versioning_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Worker Versioning (docs/operations.md, Versioned rollouts)")
+    group.add_argument(
+        "--deployment-name",
+        metavar="NAME",
+        help="register as a version of this Temporal Worker Deployment (default: "
+        "$LLMISVC_ROUTER_DEPLOYMENT_NAME, else $TEMPORAL_DEPLOYMENT_NAME, else unversioned)",
+    )
+    group.add_argument(
+        "--build-id",
+        metavar="ID",
+        help="this worker's build ID (default: $LLMISVC_ROUTER_BUILD_ID, else $TEMPORAL_WORKER_BUILD_ID, "
+        "else the package version and $LLMISVC_ROUTER_IMAGE_TAG)",
+    )
+
+
 _SIZING_FLAGS = (
     ("--activity-threads", "LLMISVC_ROUTER_ACTIVITY_THREADS", "activities run at once", "16"),
     ("--max-cached-workflows", "LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS", "workflows kept in memory", "1000"),
@@ -115,6 +132,8 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         namespaces=getattr(args, "namespace", None),
         mode=getattr(args, "mode", None),
         service_selector=getattr(args, "service_selector", None),
+        deployment_name=getattr(args, "deployment_name", None),
+        build_id=getattr(args, "build_id", None),
         **{
             flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"), None)
             for flag, *_ in _SIZING_FLAGS

@@ -9,7 +9,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 
 from temporalio.client import Client
-from temporalio.worker import Replayer, Worker
+from temporalio.worker import Replayer, Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.router_activities import RouterActivities
@@ -57,7 +57,9 @@ def build_worker(
     activities: RouterActivities,
     executor: Executor,
     sizing: WorkerSizing,
+    deployment: WorkerDeploymentConfig | None = None,
 ) -> Worker:
+    """The worker; with ``deployment`` (``worker.versioning``), a version of a Worker Deployment."""
     return Worker(
         client,
         task_queue=task_queue,
@@ -69,6 +71,7 @@ def build_worker(
         max_concurrent_workflow_task_polls=sizing.workflow_task_pollers,
         max_concurrent_activity_task_polls=sizing.activity_task_pollers,
         workflow_runner=workflow_runner(),
+        deployment_config=deployment,
     )
 
 

@@ -13,6 +13,7 @@ from temporalio.client import Client
 from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
 from router_core.world.config import Environment
+from worker import versioning
 from worker.factory import build_worker
 from worker.settings import OrchestratorSettings
 
@@ -35,9 +36,15 @@ async def run_worker(
             activities,
             executor,
             settings.sizing(),
+            versioning.deployment_config(settings.deployment_name, settings.build_id),
         )
         runner = asyncio.create_task(worker.run())
-        log.info("worker polling task queue %s (%s mode)", settings.task_queue, settings.mode)
+        log.info(
+            "worker polling task queue %s (%s mode)%s",
+            settings.task_queue,
+            settings.mode,
+            _version_note(settings),
+        )
         stopping = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if runner in done:
@@ -47,3 +54,12 @@ async def run_worker(
         log.info("stopping the worker: waiting for running activities")
         await worker.shutdown()
         await runner
+
+
+def _version_note(settings: OrchestratorSettings) -> str:
+    if settings.deployment_name is None:
+        return " (unversioned)"
+    return (
+        f" as build {settings.build_id} of Worker Deployment {settings.deployment_name}; it gets tasks once "
+        "that version is current (temporal worker deployment set-current-version, or the controller)"
+    )

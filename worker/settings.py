@@ -11,6 +11,9 @@ unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTL
 set and no tracing otherwise, so a cluster without a collector is not sent spans) and
 ``OTEL_SDK_DISABLED=true``.
 
+Worker Versioning (``worker.versioning``): ``LLMISVC_ROUTER_DEPLOYMENT_NAME`` (off when unset),
+``LLMISVC_ROUTER_BUILD_ID``, ``LLMISVC_ROUTER_IMAGE_TAG``.
+
 Sizing of the worker (:class:`~worker.factory.WorkerSizing`) and of the Kubernetes client's connection
 pool: ``LLMISVC_ROUTER_ACTIVITY_THREADS``, ``LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS``,
 ``LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS``, ``LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS`` and
@@ -36,6 +39,8 @@ from router_core.gocompat import label_selector
 from runtime import exit_codes
 from runtime.errors import StartupError
 from worker.factory import WorkerSizing
+from worker.versioning import BuildId, DeploymentName, default_build_id, package_version
+from worker.versioning import from_env as versioning_from_env
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 
 #: Connections kept beyond the activity threads: one per watch stream of ``llmisvc-router run`` (about
@@ -53,6 +58,9 @@ class SettingsError(StartupError, ValueError):
 class OrchestratorSettings(BaseModel):
     task_queue: str = DEFAULT_TASK_QUEUE
     resync_seconds: int = DEFAULT_RESYNC_SECONDS
+    # Worker Versioning (worker.versioning): a version of this Worker Deployment; None: unversioned.
+    deployment_name: DeploymentName = None
+    build_id: BuildId = Field(default_factory=lambda: default_build_id(package_version(), None))
     kubeconfig: str | None = None
     kube_context: str | None = None
     namespaces: list[str] = []  # empty: all namespaces
@@ -115,6 +123,7 @@ class OrchestratorSettings(BaseModel):
     def from_env(cls, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
         values = os.environ if env is None else env
         raw: dict[str, Any] = {
+            **versioning_from_env(values),
             "task_queue": values.get("LLMISVC_ROUTER_TASK_QUEUE"),
             "resync_seconds": values.get("LLMISVC_ROUTER_RESYNC_SECONDS"),
             "kubeconfig": values.get("KUBECONFIG"),
@@ -163,6 +172,14 @@ _ENV_NAMES = {
     "mode": "LLMISVC_ROUTER_MODE",
     "service_selector": "LLMISVC_ROUTER_SERVICE_SELECTOR",
 }
+
+
+# Worker Versioning (worker.versioning): its variables and flags, named in errors like the others.
+_FLAG_NAMES.update(deployment_name="--deployment-name", build_id="--build-id")
+_ENV_NAMES.update(
+    deployment_name="LLMISVC_ROUTER_DEPLOYMENT_NAME (or TEMPORAL_DEPLOYMENT_NAME)",
+    build_id="LLMISVC_ROUTER_BUILD_ID (or TEMPORAL_WORKER_BUILD_ID)",
+)
 
 
 def trace_exporters(values: Mapping[str, str]) -> list[str]:

@@ -47,6 +47,7 @@ class PassSummary(BaseModel):
     writes: int = 0
     status_written: bool = False
     finished_at: datetime | None = None
+    build_id: str | None = None  # the versioned worker's build that ran the pass (Worker Versioning)
     drift: int | None = None  # shadow mode: the objects that differ (workflows.drift_report)
 
 

@@ -4,7 +4,9 @@ It waits for a trigger (a ``reconcile`` signal from the watcher, a stop/resume, 
 timer, runs one pass made of activities, and repeats. Triggers that arrive during a pass are coalesced
 into the next one. A pass that ends without reconciling (a missing CRD, invalid references, an API that
 refuses a write) is not retried in a loop: its status is written and the next pass waits for a trigger
-or a capped backoff re-check. The workflow ends when the object is gone.
+or a capped backoff re-check. The workflow ends when the object is gone. Under Worker Versioning each
+run is pinned to its build and moves to the new current version by continuing-as-new
+(``workflows.versioning``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from workflows import (
     pass_telemetry,
     search_attributes,
     summaries,
+    versioning,
 )
 from workflows.drift_report import DriftReport
 from workflows.models import (
@@ -125,6 +128,8 @@ class LLMInferenceServiceWorkflow:
     async def run(self, request: ServiceWorkflowInput) -> ServiceWorkflowResult:
         while not self._state.ended:
             await self._wait_for_trigger()
+            if versioning.target_changed() and not self._state.ended:  # the pending pass runs there
+                await versioning.continue_on_target(request.model_copy(update={"state": self._state}))
             if not self._state.ended:  # a pass of the reconcile_now update may have found it gone
                 await self._reconcile()
             if workflow.info().is_continue_as_new_suggested() and not self._state.ended:
@@ -198,7 +203,7 @@ class LLMInferenceServiceWorkflow:
         try:
             timeout = self._next_check()
             await workflow.wait_condition(
-                lambda: bool(self._state.pending_reasons) or self._state.ended,
+                lambda: bool(self._state.pending_reasons) or self._state.ended or versioning.target_changed(),
                 timeout=timeout,
                 timeout_summary=descriptions.wait_summary(timeout, self._state.recheck_attempt),
             )
@@ -237,6 +242,7 @@ class LLMInferenceServiceWorkflow:
                     summary = summaries.internal_error(err, workflow.now())
                     self._state.last_error = summary.message
                 observed.finished(summary)
+            summary.build_id = versioning.build_id()
             self._state.pass_count += 1
             pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
             self._state.last = summary
