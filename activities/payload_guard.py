@@ -135,10 +135,13 @@ def _refused(decision: PassDecision, raw: dict[str, Any], now: str, why: str) ->
     )
     stored = raw.get("status") or {}
     when = datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    merged = service_status.invalid_spec_status(stored, message, when, reason=TOO_LARGE)
+    generation = meta.get("generation")
+    merged = service_status.invalid_spec_status(stored, message, when, TOO_LARGE, generation)
     owned = [c for c in merged.get("conditions") or [] if c.get("type") in status_merge.OWNED_CONDITIONS]
-    # The routing fields stay as they are: this pass found no new ones.
+    # The routing fields stay as they are: this pass found no new ones; the generation is answered.
     status = {k: stored[k] for k in status_merge.OWNED_FIELDS if k in stored} | {"conditions": owned}
+    if "observedGeneration" in merged:
+        status["observedGeneration"] = merged["observedGeneration"]
     fitted = PassDecision(
         uid=decision.uid,
         generation=decision.generation,
@@ -158,6 +161,8 @@ def _refused(decision: PassDecision, raw: dict[str, Any], now: str, why: str) ->
         # The stored routing fields are what is too large (written before the bound existed): the
         # conditions alone say why, and the next pass that fits writes the fields anew.
         fitted.status = {"conditions": owned}
+        if "observedGeneration" in merged:
+            fitted.status["observedGeneration"] = merged["observedGeneration"]
         fitted.url = None
     return fitted
 

@@ -40,10 +40,16 @@ def _same(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
 
 
 def invalid_spec_status(
-    stored: dict[str, Any], message: str, now: datetime, reason: str = INVALID_SPEC
+    stored: dict[str, Any],
+    message: str,
+    now: datetime,
+    reason: str = INVALID_SPEC,
+    generation: int | None = None,
 ) -> dict[str, Any]:
     """``stored`` with Ready and RouterReady False for a spec the router cannot read or handle (``reason``;
-    ``activities.payload_guard`` uses it for one too large to handle), other conditions kept."""
+    ``activities.payload_guard`` uses it for one too large to handle), other conditions kept, and
+    ``observedGeneration`` set to ``generation`` (when given): knative's post-processing marks every
+    generation it processed, failed or not, so a client sees the answer is for the spec it wrote."""
     planned = []
     for type_ in (conditions.READY, conditions.ROUTER_READY):
         old = _condition(stored, type_)
@@ -54,7 +60,10 @@ def invalid_spec_status(
         )  # fmt: skip
         planned.append(new)
     kept = [c for c in conditions_of(stored) if type_of(c) in conditions.ROUTER_SUBCONDITIONS]
-    return merge_status(stored, {"conditions": [*planned, *kept]})
+    planned_status: dict[str, Any] = {"conditions": [*planned, *kept]}
+    if isinstance(generation, int) and not isinstance(generation, bool):
+        planned_status["observedGeneration"] = generation
+    return merge_status(stored, planned_status)
 
 
 def report_invalid_spec(api: ClusterApi, events: EventRecorder, raw: Wire, message: str) -> bool:
@@ -62,10 +71,10 @@ def report_invalid_spec(api: ClusterApi, events: EventRecorder, raw: Wire, messa
 
     True when the status was written (False: it already said so)."""
     stored = raw.get("status") or {}
-    status = invalid_spec_status(stored, message, datetime.now(UTC))
+    meta = raw.get("metadata") or {}
+    status = invalid_spec_status(stored, message, datetime.now(UTC), generation=meta.get("generation"))
     if status == stored:
         return False
-    meta = raw.get("metadata") or {}
     api.patch_status_merge(LLMISVC, meta.get("namespace", ""), meta.get("name", ""), {"status": status})
     events.record(raw, EventSpec(WARNING, INVALID_SPEC, message))
     return True

@@ -76,6 +76,30 @@ def _routes_back_after_delete(fleet: Any, names: list[str], timeout: float = 10.
     return [back.get(route) for route in routes]
 
 
+def _answered(fleet: Any, names: list[str]) -> list[str]:
+    """Those of ``names`` whose status answers their generation (knative's observedGeneration)."""
+    states = fleet.services()
+
+    def answers(svc: Obj) -> bool:
+        return bool((svc.get("status") or {}).get("observedGeneration") == svc["metadata"].get("generation"))
+
+    return [m for m in names if m in states and answers(states[m])]
+
+
+def _wait_answered(fleet: Any, names: list[str], timeout: float) -> tuple[list[str], float | None]:
+    """Wait until every one of ``names`` has a status for its generation: those that do, and how long
+    it took (None if some never did within ``timeout``)."""
+    started = time.monotonic()
+    while True:
+        answered = _answered(fleet, names)
+        took = time.monotonic() - started
+        if len(answered) == len(names):
+            return answered, round(took, 1)
+        if took > timeout:
+            return answered, None
+        time.sleep(0.25)
+
+
 def _worst(seconds: list[float | None]) -> float | None:
     return None if not seconds or None in seconds else max(s for s in seconds if s is not None)
 
@@ -98,17 +122,12 @@ def malformed_services(ctx: Context) -> Result:
             except KubeError as exc:
                 refused.append(f"{name}: HTTP {exc.code}")
         fleet.names += accepted
-        time.sleep(5.0)  # every malformed service had its first pass (or its first failure)
+        # Every malformed service has had its first pass: its status answers its generation (waited for,
+        # not assumed after a fixed pause: 40 first passes at once take seconds on a loaded machine).
+        answered, answer_seconds = _wait_answered(fleet, accepted, ctx.scale.timeout)
         seconds = _routes_back_after_delete(fleet, good)
         worst = _worst(seconds)
         alive = [p.name for p in (*stack.workers, *stack.watchers, stack.standin.proc) if p.alive()]
-        states = fleet.services()
-        answered = [
-            m
-            for m in accepted
-            if (states[m].get("status") or {}).get("observedGeneration")
-            == states[m]["metadata"].get("generation")
-        ]
         still = fleet.converged(good)
         result.measured.update(
             accepted=len(accepted),
@@ -116,6 +135,7 @@ def malformed_services(ctx: Context) -> Result:
             recreate_seconds=seconds,
             recreate_seconds_before_the_malformed=before,
             malformed_with_status=len(answered),
+            malformed_answered_seconds=answer_seconds,
             processes_alive=alive,
         )
         result.check(

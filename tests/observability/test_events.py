@@ -77,3 +77,9 @@ def test_an_unreadable_spec_keeps_other_controllers_conditions_and_its_transitio
     assert by_type["Ready"]["reason"] == by_type["RouterReady"]["reason"] == "InvalidSpec"
     again = invalid_spec_status(first, "field spec.router.route: bad", T0 + timedelta(minutes=5))
     assert again == first  # nothing to write on a re-check
+
+
+def test_an_unreadable_spec_status_answers_the_generation_it_was_read_at() -> None:
+    stored = {"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True"}]}
+    status = invalid_spec_status(stored, "field spec.model.lora.adapters: bad", T0, generation=2)
+    assert status["observedGeneration"] == 2

@@ -175,3 +175,12 @@ def test_the_status_of_a_plan_too_large_does_not_change_with_what_else_the_pass_
         for r in reads
     }
     assert len(messages) == 1, messages
+
+
+def test_a_too_large_status_answers_the_generation_it_was_planned_from():
+    raw = service({"model": {"name": "m" * 200_000}}, {"observedGeneration": 2})
+    raw["metadata"]["generation"] = 3
+
+    fitted = round_trip(payload_guard.fit_plan(plan_with("m" * 200_000), raw, NOW))
+
+    assert fitted.status is not None and fitted.status["observedGeneration"] == 3

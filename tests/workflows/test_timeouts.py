@@ -6,6 +6,7 @@ what an attempt does with them (activities.attempts), run in Temporal's Activity
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -16,6 +17,7 @@ from temporalio.testing import ActivityEnvironment
 from urllib3.util import Retry
 
 from activities import attempts, cluster_api, kube_api, router_activities
+from worker import factory
 from workflows import service_workflow as wf
 
 KUBECONFIG = """apiVersion: v1
@@ -127,3 +129,19 @@ def test_heartbeats_go_on_while_the_activity_waits() -> None:
 
     env.run(slow_request)
     assert len(beats) >= 4  # one at once, then one per interval from the heartbeat thread
+
+
+def test_a_transient_failure_is_retried_within_a_fraction_of_a_second() -> None:
+    """One injected 500 cost a full second at the old 1 s first interval (chaos api_faults_10)."""
+    assert seconds(wf.ACTIVITY_RETRY.initial_interval) <= 0.2
+    assert seconds(wf.ACTIVITY_RETRY.maximum_interval) == 60.0
+    assert wf.ACTIVITY_RETRY.backoff_coefficient == 2.0
+
+
+def test_a_killed_workers_sticky_tasks_reach_another_worker_within_a_few_seconds() -> None:
+    """Temporal's default sticky schedule-to-start (10 s) made every cached workflow of a SIGKILLed worker
+    wait that long; the worker sets a shorter one, well under the suite's 15 s recovery bound."""
+    assert seconds(factory.STICKY_QUEUE_TIMEOUT) == 3.0
+    assert "sticky_queue_schedule_to_start_timeout=STICKY_QUEUE_TIMEOUT" in inspect.getsource(
+        factory.build_worker
+    )
