@@ -113,20 +113,6 @@ def fit_plan(decision: PassDecision, raw: dict[str, Any], now: str) -> PassDecis
     return _refused(decision, raw, now, f"the plan of a pass would be {why}")
 
 
-def refuse_deep_spec(raw: dict[str, Any], now: str) -> PassDecision | None:
-    """A plan without writes whose status says why, for a spec nested deeper than :data:`DEPTH_BOUND`;
-    None for any other. Planning copies the spec through pydantic, whose serializer refuses 255 levels:
-    such a spec would fail every pass before there is a plan to measure."""
-    levels = depth(raw.get("spec"))
-    if levels <= DEPTH_BOUND:
-        return None
-    meta = raw.get("metadata") or {}
-    base = PassDecision(uid=meta.get("uid"), generation=meta.get("generation"))
-    return _refused(
-        base, raw, now, f"its spec is nested {levels} levels deep, more than the {DEPTH_BOUND} handled"
-    )
-
-
 def _refused(decision: PassDecision, raw: dict[str, Any], now: str, why: str) -> PassDecision:
     meta = raw.get("metadata") or {}
     message = clip(

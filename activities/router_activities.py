@@ -128,9 +128,6 @@ class RouterActivities:
                 if self.management.shadow
                 else lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
             )
-            too_deep = payload_guard.refuse_deep_spec(raw, request.now)
-            if too_deep is not None:
-                return too_deep
             plan = passes.plan_pass(svc, reader, self.env, request.now)
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}

@@ -154,17 +154,6 @@ def test_the_message_of_a_plan_is_clipped_as_it_travels_on_in_the_workflows_stat
     assert fitted.message == payload_guard.clip("e" * 50_000) and fitted.outcome == decision.outcome
 
 
-def test_a_spec_within_the_depth_bound_is_planned_and_a_deeper_one_is_told_so():
-    assert payload_guard.refuse_deep_spec(service({"a": nested(DEPTH_BOUND - 1)}), NOW) is None
-    refused = payload_guard.refuse_deep_spec(service({"a": nested(DEPTH_BOUND)}), NOW)
-    assert refused is not None and refused.uid == "u1" and not any(refused.writes.values())
-    assert refused.message is not None
-    assert (
-        f"its spec is nested {DEPTH_BOUND + 1} levels deep, more than the {DEPTH_BOUND} handled"
-        in refused.message
-    )
-
-
 def test_the_status_of_a_plan_too_large_does_not_change_with_what_else_the_pass_read():
     """The read digest (resourceVersions) varies from pass to pass: the message must not, or every
     Gateway status update would rewrite the service's status."""
