@@ -7,8 +7,9 @@ count (:mod:`activities.api_telemetry`).
 
 Timeouts compose with Temporal's (docs/operations.md, *Timeouts*): urllib3's own retries are off
 (:data:`CLIENT_RETRIES`), because Temporal retries the activity, and a request is bounded by
-:data:`REQUEST_TIMEOUT`, well inside an activity attempt. Only reads, which are idempotent, are tried
-again inside an attempt (:data:`READ_RETRIES`), so one failed GET does not throw away the others.
+:data:`REQUEST_TIMEOUT`, well inside an activity attempt. A request that fails fast (no answer, 5xx, a
+short 429) is tried again inside the attempt (:data:`READ_RETRIES`), so one failed request does not
+throw away the others: reads are idempotent, and every write carries what makes a second try harmless.
 """
 
 from __future__ import annotations
@@ -168,7 +169,11 @@ class KubeClusterApi:
         body: Wire | None = None,
         content_type: str = JSON,
     ) -> Wire:
-        retries = READ_RETRIES if method == "GET" else 0  # only reads are idempotent
+        # Writes too: each carries what makes a second try harmless (a create of an existing object is a
+        # 409, a PUT its resourceVersion, a DELETE its preconditions, a merge patch the same patch): when
+        # a first try landed but its answer was lost, the second one's 409 makes the pass plan again
+        # (activities.phase_writes), and a DELETE's 404 is success.
+        retries = READ_RETRIES
         for attempt in range(retries + 1):
             started = time.monotonic()
             try:

@@ -29,12 +29,12 @@ class Fault:
 
 TRANSIENT = {
     # The router's own Service is not made yet, so no watch covers it: fetch_gateways reads it live. A
-    # GET is tried 3 times inside an attempt (activities.kube_api), so 3 failures make Temporal retry.
+    # request is tried 3 times inside an attempt (activities.kube_api), so 3 failures make Temporal retry.
     "503-reading-outside-the-cache": Fault(
         {"verb": "get", "resource": "services", "status": 503, "times": 3}, "fetch_gateways"
     ),
     "503-creating-the-route": Fault(
-        {"verb": "create", "resource": "httproutes", "status": 503}, "reconcile_routes"
+        {"verb": "create", "resource": "httproutes", "status": 503, "times": 3}, "reconcile_routes"
     ),
     "503-creating-a-pool": Fault(
         {
@@ -42,11 +42,18 @@ TRANSIENT = {
             "resource": "inferencepools",
             "group": "inference.networking.k8s.io",
             "status": 503,
+            "times": 3,
         },
         "reconcile_scheduler",
     ),
     "503-writing-the-status": Fault(
-        {"verb": "update", "resource": "llminferenceservices", "subresource": "status", "status": 503},
+        {
+            "verb": "update",
+            "resource": "llminferenceservices",
+            "subresource": "status",
+            "status": 503,
+            "times": 3,
+        },
         "evaluate_conditions",
     ),
     # Retry-After (3 s) wins over the retry policy's first interval (1 s).
@@ -143,9 +150,10 @@ async def test_one_failed_read_is_tried_again_inside_the_attempt(temporal):
 
 
 async def test_write_stored_before_its_response_was_lost_is_not_made_twice(temporal):
-    """The server stores the route, then answers 503: the retried attempt reads the route first, finds it
-    there although the plan expected none, and ends as a stale plan; the pass plans again at once from
-    fresh reads, which see the route as it should be."""
+    """The server stores the route, then answers 503: the create's second try inside the attempt is
+    refused with 409 (the route exists), a lost race like any other: the live route is put in the cache
+    and the pass plans again after the first restart pause (1 s), from reads that see the route as it
+    should be, and writes nothing more."""
     async with running_stack(temporal) as stack:
         await stack.create_service(NAME)
         rule = stack.server.faults.inject(
@@ -161,10 +169,12 @@ async def test_write_stored_before_its_response_was_lost_is_not_made_twice(tempo
         timers = [
             e for e in (await handle.fetch_history()).events if e.HasField("timer_started_event_attributes")
         ]
-        assert len(timers) == 1, "a stale plan is planned again at once: only the resync timer"
+        summaries = [t.user_metadata.summary.data.decode() for t in timers]
+        assert len(timers) == 2 and "resync" in summaries[-1], summaries
         route_writes = stack.server.counter.records(resource="httproutes", user_agent=WORKER_AGENT)
         assert [(r.verb, r.code) for r in route_writes if r.verb not in ("get", "list", "watch")] == [
             ("create", 503),
+            ("create", 409),
         ]
         summary = await stack.reconcile_now(handle)
         assert summary.writes == 0  # the stored route is the one the pass wanted
@@ -210,3 +220,20 @@ async def test_a_write_slower_than_the_heartbeat_timeout_is_kept_alive_by_heartb
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         assert [r.attempt for r in await activity_runs(handle) if r.name == "reconcile_routes"] == [1]
         assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
+
+
+async def test_one_failed_write_is_tried_again_inside_the_attempt(temporal):
+    """A write that fails fast is tried again at once, as a read is: the create carries nothing a second
+    try could harm (a route that landed is refused with 409), so Temporal does not retry the activity and
+    the pass pays no retry backoff."""
+    async with running_stack(temporal) as stack:
+        await stack.create_service(NAME)
+        rule = stack.server.faults.inject(verb="create", resource="httproutes", status=503, times=1)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 1
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        assert retried(await activity_runs(handle), "reconcile_routes").attempt == 1
+        creates = stack.server.counter.records(verb="create", resource="httproutes", user_agent=WORKER_AGENT)
+        assert [r.code for r in creates] == [503, 201]
