@@ -17,13 +17,13 @@ Wire = dict[str, Any]
 REQUEST_TIMEOUT = (3.0, 10.0)
 #: A GET that failed fast (no answer, 5xx, 429 with a short Retry-After) is tried again inside the
 #: attempt this many times (``activities.kube_api``), after pauses of at most READ_PAUSE_CAP seconds.
-READ_RETRIES = 2
+REQUEST_RETRIES = 2
 READ_BACKOFF = (0.2, 0.5)
 READ_PAUSE_CAP = 1.0
 #: Only a try that failed within this many seconds is tried again: a slow failure has spent its time.
 FAST_FAILURE = 1.0
 #: The longest one call may take: a GET's fast failures and pauses, then a full timeout.
-REQUEST_BUDGET = sum(REQUEST_TIMEOUT) + READ_RETRIES * (FAST_FAILURE + READ_PAUSE_CAP)
+REQUEST_BUDGET = sum(REQUEST_TIMEOUT) + REQUEST_RETRIES * (FAST_FAILURE + READ_PAUSE_CAP)
 
 
 class ApiError(Exception):

@@ -8,7 +8,7 @@ count (:mod:`activities.api_telemetry`).
 Timeouts compose with Temporal's (docs/operations.md, *Timeouts*): urllib3's own retries are off
 (:data:`CLIENT_RETRIES`), because Temporal retries the activity, and a request is bounded by
 :data:`REQUEST_TIMEOUT`, well inside an activity attempt. A request that fails fast (no answer, 5xx, a
-short 429) is tried again inside the attempt (:data:`READ_RETRIES`), so one failed request does not
+short 429) is tried again inside the attempt (:data:`REQUEST_RETRIES`), so one failed request does not
 throw away the others: reads are idempotent, and every write carries what makes a second try harmless.
 """
 
@@ -29,7 +29,7 @@ from activities.cluster_api import (
     FAST_FAILURE,
     READ_BACKOFF,
     READ_PAUSE_CAP,
-    READ_RETRIES,
+    REQUEST_RETRIES,
     REQUEST_TIMEOUT,
     ApiError,
     Wire,
@@ -173,13 +173,13 @@ class KubeClusterApi:
         # 409, a PUT its resourceVersion, a DELETE its preconditions, a merge patch the same patch): when
         # a first try landed but its answer was lost, the second one's 409 makes the pass plan again
         # (activities.phase_writes), and a DELETE's 404 is success.
-        retries = READ_RETRIES
+        retries = REQUEST_RETRIES
         for attempt in range(retries + 1):
             started = time.monotonic()
             try:
                 return self._send(method, path, type_, namespace, subresource, query, body, content_type)
             except ApiError as err:
-                pause = _read_retry_pause(err, retries - attempt, time.monotonic() - started)
+                pause = _retry_pause(err, retries - attempt, time.monotonic() - started)
                 if pause is None:
                     raise
                 time.sleep(pause)
@@ -226,12 +226,12 @@ class KubeClusterApi:
         return json.loads(data) if data else {}
 
 
-def _read_retry_pause(err: ApiError, left: int, took: float) -> float | None:
-    """How long to wait before trying a failed GET again (``left`` tries left), or None to give up to
-    Temporal's retry: only fast failures are tried again, so a GET stays within ``REQUEST_BUDGET``."""
+def _retry_pause(err: ApiError, left: int, took: float) -> float | None:
+    """How long to wait before trying a failed request again (``left`` tries left), or None to give up to
+    Temporal's retry: only fast failures are tried again, so a request stays within ``REQUEST_BUDGET``."""
     if left <= 0 or err.timed_out or took > FAST_FAILURE:
         return None
-    backoff = READ_BACKOFF[min(READ_RETRIES - left, len(READ_BACKOFF) - 1)]
+    backoff = READ_BACKOFF[min(REQUEST_RETRIES - left, len(READ_BACKOFF) - 1)]
     if err.status == 429:
         wait = err.retry_after if err.retry_after is not None else backoff
         return wait if wait <= READ_PAUSE_CAP else None  # longer: Temporal waits it out (errors.py)

@@ -134,7 +134,7 @@ async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):
 
 
 async def test_one_failed_read_is_tried_again_inside_the_attempt(temporal):
-    """A GET that fails fast is tried again at once (activities.kube_api.READ_RETRIES): the other reads
+    """A GET that fails fast is tried again at once (activities.kube_api.REQUEST_RETRIES): the other reads
     of the attempt are kept and Temporal does not retry the activity."""
     async with running_stack(temporal) as stack:
         await stack.create_service(NAME)

@@ -38,7 +38,7 @@ def test_one_request_with_its_read_retries_fits_well_inside_an_activity_attempt(
     connect, read = cluster_api.REQUEST_TIMEOUT
     assert (connect, read) == (3.0, 10.0)
     worst_read = (
-        connect + read + cluster_api.READ_RETRIES * (cluster_api.FAST_FAILURE + cluster_api.READ_PAUSE_CAP)
+        connect + read + cluster_api.REQUEST_RETRIES * (cluster_api.FAST_FAILURE + cluster_api.READ_PAUSE_CAP)
     )
     assert cluster_api.REQUEST_BUDGET == worst_read == 17.0
     assert max(cluster_api.READ_BACKOFF) <= cluster_api.READ_PAUSE_CAP
