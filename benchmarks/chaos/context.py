@@ -26,9 +26,9 @@ class Scale:
     timeout: float  # the longest a first convergence is waited for
     recovery_timeout: float  # the longest a convergence after a fault is waited for (past it: "none")
     #: Seconds added to the 10%-fault bound of twice the fault-free time. At 10 services a fault-free
-    #: convergence takes 1-2 s, shorter than the waits the same faults cause outside a pass (a cut watch
-    #: of the cache reconnects after 0.5 s, then 1 s; a failed signal of the watcher is sent again after
-    #: its backoff), so the ratio alone would measure one such wait, not the passes. The full run has none.
+    #: convergence takes 1-2 s, shorter than the waits the same faults cause outside a pass (a failed
+    #: list or watch of the cache or the watcher is tried again after 0.5 s, then 1 s, 2 s), so the ratio
+    #: alone would measure one such wait, not the passes. The full run has none.
     fault_allowance: float = 0.0
 
 
