@@ -48,7 +48,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="QUEUE",
         help="task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE)",
     )
-    parser.set_defaults(handler=lambda a: orchestrator_commands.run_async(a, _drift))
+    parser.set_defaults(handler=lambda a: orchestrator_commands.run_command(a, _drift))
 
 
 async def _drift(args: argparse.Namespace, settings: OrchestratorSettings) -> int:

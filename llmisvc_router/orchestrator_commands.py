@@ -44,12 +44,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         _versioning_options(parser)
         logs.add_arguments(parser)
         _management_options(parser)
-        parser.set_defaults(handler=lambda a, w=watch: _run(a, _serve, watch=w))
+        parser.set_defaults(handler=lambda a, w=watch: run_command(a, _serve, watch=w))
     for name, help_text, description in help_texts.DRIVE_COMMANDS:
         parser = help_texts.add_command(commands, name, help_text, description)
         parser.add_argument("service", metavar="NAMESPACE/NAME")
         _cluster_options(parser)
-        parser.set_defaults(handler=lambda a, n=name: _run(a, _drive, action=n))
+        parser.set_defaults(handler=lambda a, n=name: run_command(a, _drive, action=n))
 
 
 def _management_options(parser: argparse.ArgumentParser) -> None:
@@ -141,22 +141,11 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
     )
 
 
-def _run(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any) -> int:
+def run_command(
+    args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any
+) -> int:
     logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "warning"))
     return asyncio.run(main(args, _settings(args), **options))
-
-
-def run_async(args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]]) -> int:
-    """Run another module's command as these are run: settings, one-line errors, exit statuses."""
-    return _run(args, main)
-
-
-def service_key(text: str) -> tuple[str, str]:
-    return _service_key(text)
-
-
-async def require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
-    await asyncio.to_thread(_require_service, settings, namespace, name)
 
 
 async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
@@ -170,15 +159,19 @@ async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch
     return exit_codes.OK
 
 
-def _service_key(text: str) -> tuple[str, str]:
+def service_key(text: str) -> tuple[str, str]:
     namespace, _, name = text.partition("/")
     if not namespace or not name or "/" in name:
         raise CommandError(f"{text}: expected NAMESPACE/NAME", exit_codes.USAGE)
     return namespace, name
 
 
-def _require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
+async def require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
     """The object, not only its workflow: acting on a service that does not exist starts nothing."""
+    await asyncio.to_thread(_require_service, settings, namespace, name)
+
+
+def _require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
     api_client = kube.connect_kube(settings.kubeconfig, settings.kube_context, settings.kube_connections)
     try:
         found = KubeClusterApi(api_client).get(LLMISVC, namespace, name)
@@ -193,10 +186,10 @@ def _require_service(settings: OrchestratorSettings, namespace: str, name: str) 
 
 
 async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, action: str) -> int:
-    namespace, name = _service_key(args.service)
+    namespace, name = service_key(args.service)
     tracing = telemetry.install_tracing(settings.trace_exporters)  # the trace continues in the workflow
     try:
-        await asyncio.to_thread(_require_service, settings, namespace, name)
+        await require_service(settings, namespace, name)
         client = await temporal.connect()
         with _tracer.start_as_current_span(
             f"llmisvc-router {action}", attributes={"llmisvc.namespace": namespace, "llmisvc.name": name}
