@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from apiserver_standin.server import StandinApiServer
+from tests.tools import KUBECTL
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUTER_NAMESPACE = "llmisvc-router"
@@ -28,7 +29,7 @@ WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
 
 def render(path: str) -> list[dict[str, Any]]:
     result = subprocess.run(
-        ["kubectl", "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True, timeout=60
+        [KUBECTL, "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True, timeout=60
     )
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 

@@ -14,6 +14,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from tests.tools import KUBECTL
+
 ROOT = Path(__file__).resolve().parents[2]
 KUSTOMIZATIONS = [
     "deploy",
@@ -26,7 +28,7 @@ KUBERNETES_VERSION = "1.32.0"
 
 def render(path: str) -> list[dict[str, Any]]:
     result = subprocess.run(
-        ["kubectl", "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True, timeout=60
+        [KUBECTL, "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True, timeout=60
     )
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-KUBECTL = "/usr/bin/kubectl"
+from tests.tools import KUBECTL
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "config" / "samples"
 NAMESPACE = "llm"

@@ -21,10 +21,10 @@ from router_core.models.kube import LLMISVC
 from runtime import logs
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
+from tests.tools import KUBECTL
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NAME = "opt"
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 async def events_about(stack: Stack, name: str) -> list[Wire]:

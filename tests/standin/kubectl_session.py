@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,7 +11,8 @@ from typing import Any
 
 import pytest
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+from tests.tools import KUBECTL
+
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
 SERVICE = """

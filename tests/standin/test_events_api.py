@@ -13,9 +13,9 @@ import pytest
 from kubernetes import client
 
 from apiserver_standin.kubeconfig import write_kubeconfig
+from tests.tools import KUBECTL
 
 from .helpers import configmap, http, new_watch
-from .test_kubectl import KUBECTL
 
 REGARDING = {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "default", "name": "cm", "uid": "u-1"}
 

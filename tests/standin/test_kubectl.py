@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,8 +12,7 @@ import pytest
 import yaml
 
 from apiserver_standin.control import ControlClient
-
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+from tests.tools import KUBECTL
 
 MANIFESTS = """
 apiVersion: serving.kserve.io/v1alpha2

@@ -153,8 +153,9 @@ def test_delete_of_a_file_that_starts_with_its_namespace_deletes_every_item(kube
     deleted = kubectl("delete", "-f", "-", "--wait=false", stdin=manifest)
     assert deleted.stdout.splitlines() == [
         'namespace "doomed" deleted',
-        'llminferenceservice.serving.kserve.io "llm" deleted',
-        'configmap "c" deleted',
+        # kubectl 1.37 names the namespace of a namespaced object it deleted
+        'llminferenceservice.serving.kserve.io "llm" deleted from doomed namespace',
+        'configmap "c" deleted from doomed namespace',
     ]
     kubectl("wait", "--for=delete", "namespace/doomed", "--timeout=20s")
 
