@@ -190,3 +190,24 @@ def test_many_concurrent_connections_are_served(
         t.join(timeout=60)
     assert failures == []
     assert proxy.counter.count(verb="get", code=200) == 800
+
+
+def test_the_official_kubernetes_client_keeps_one_connection_through_the_proxy(
+    proxy: ApiProxy, upstream: FakeUpstream, ca_file: str
+) -> None:
+    from kubernetes import client as k8s
+
+    configuration = k8s.Configuration()
+    configuration.host = proxy.url
+    configuration.ssl_ca_cert = ca_file
+    configuration.api_key = {"authorization": "Bearer t0ken"}
+    with k8s.ApiClient(configuration) as api:
+        core = k8s.CoreV1Api(api)
+        core.create_namespaced_config_map(
+            "ns", k8s.V1ConfigMap(metadata=k8s.V1ObjectMeta(name="a"), data={"k": "v"})
+        )
+        for _ in range(10):
+            assert core.read_namespaced_config_map("a", "ns").data == {"k": "v"}
+        assert [c.metadata and c.metadata.name for c in core.list_namespaced_config_map("ns").items] == ["a"]
+    assert next(upstream.connections) == 2  # urllib3 kept its connection, and so did the proxy
+    assert proxy.counter.count(verb="get", resource="configmaps", code=200) == 10
