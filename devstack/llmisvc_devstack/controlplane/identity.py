@@ -13,14 +13,17 @@ mounts them into a pod.
 from __future__ import annotations
 
 import copy
+import functools
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
 
 from llmisvc_devstack.controlplane import binaries
 from llmisvc_devstack.controlplane.launcher import ControlPlane
@@ -50,8 +53,8 @@ class ProductTokens:
     watcher: str
 
 
-def render(path: str) -> list[Obj]:
-    """``kubectl kustomize`` of a directory of the repository."""
+@functools.cache
+def _rendered(path: str) -> str:
     result = subprocess.run(
         [str(KUBECTL), "kustomize", str(binaries.REPO / path)],
         capture_output=True,
@@ -59,7 +62,12 @@ def render(path: str) -> list[Obj]:
         check=True,
         timeout=60,
     )
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    return result.stdout
+
+
+def render(path: str) -> list[Obj]:
+    """``kubectl kustomize`` of a directory of the repository (rendered once per process)."""
+    return [doc for doc in yaml.safe_load_all(_rendered(path)) if doc]
 
 
 def _authorizing(objects: Iterable[Obj]) -> list[Obj]:
@@ -67,16 +75,21 @@ def _authorizing(objects: Iterable[Obj]) -> list[Obj]:
 
 
 def rbac_objects(
-    shape: str, kserve_namespaces: Iterable[str], managed_namespaces: Iterable[str] = ()
+    shape: str,
+    kserve_namespaces: Iterable[str],
+    managed_namespaces: Iterable[str] = (),
+    only_namespaced: bool = False,
 ) -> list[Obj]:
-    """What to apply for one shape: its cluster-wide objects, the KServe-config reader in each of
-    ``kserve_namespaces`` and, in the namespaced shape, the per-namespace Roles in ``managed_namespaces``."""
+    """What to apply for one shape: its cluster-wide objects (unless ``only_namespaced``), the KServe-config
+    reader in each of ``kserve_namespaces`` and, in the namespaced shape, the per-namespace Roles in
+    ``managed_namespaces``."""
     if shape not in SHAPES:
         raise ValueError(f"unknown RBAC shape {shape!r}; known: {', '.join(SHAPES)}")
     rendered = _authorizing(render(SHAPES[shape]))
     reader = [o for o in rendered if o["metadata"]["name"] == CONFIG_READER]
     fixed = [o for o in rendered if o["metadata"]["name"] != CONFIG_READER and _kept(o)]
-    objects = fixed + [_moved(o, ns) for ns in kserve_namespaces for o in reader]
+    objects = [] if only_namespaced else fixed
+    objects += [_moved(o, ns) for ns in kserve_namespaces for o in reader]
     if shape == "namespaced":
         per_namespace = _authorizing(render(NAMESPACE_ROLES))
         objects += [_moved(o, ns) for ns in managed_namespaces for o in per_namespace]
@@ -98,25 +111,26 @@ def _moved(obj: Obj, namespace: str) -> Obj:
 
 
 def apply(plane: ControlPlane, objects: Iterable[Obj]) -> None:
-    """Server-side apply as the admin, the way ``kubectl apply --server-side`` does it."""
-    manifest = yaml.safe_dump_all(list(objects))
-    subprocess.run(
-        [
-            str(KUBECTL),
-            "--kubeconfig",
-            str(plane.admin_kubeconfig),
-            "apply",
-            "--server-side",
-            "--field-manager=controlplane-setup",
-            "-f",
-            "-",
-        ],
-        input=manifest,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
+    """Create the objects as the admin (those that exist already are left as they are): Namespaces,
+    ServiceAccounts and RBAC objects only, through their typed APIs."""
+    with plane.admin("controlplane-setup") as api:
+        core, rbac = k8s.CoreV1Api(api), k8s.RbacAuthorizationV1Api(api)
+        # The typed methods take dict bodies as they are; only their annotations say otherwise.
+        creators: dict[str, tuple[Callable[..., object], bool]] = {
+            "Namespace": (core.create_namespace, False),
+            "ServiceAccount": (core.create_namespaced_service_account, True),
+            "ClusterRole": (rbac.create_cluster_role, False),
+            "ClusterRoleBinding": (rbac.create_cluster_role_binding, False),
+            "Role": (rbac.create_namespaced_role, True),
+            "RoleBinding": (rbac.create_namespaced_role_binding, True),
+        }
+        for obj in objects:
+            try:
+                create, namespaced = creators[obj["kind"]]
+                create(obj["metadata"]["namespace"], obj) if namespaced else create(obj)
+            except ApiException as err:
+                if err.status != 409:
+                    raise
 
 
 def tokens(plane: ControlPlane) -> ProductTokens:
