@@ -46,7 +46,7 @@ def installed_crds(control: ControlPlane) -> set[str]:
     vendored = {spec.name for spec in crds.PROJECT_CRDS}
     with control.admin("private-plane") as api:
         listed = k8s.ApiextensionsV1Api(api).list_custom_resource_definition()
-    return {str(crd.metadata.name) for crd in listed.items} & vendored
+    return {str(crd.metadata.name) for crd in listed.items if crd.metadata} & vendored
 
 
 def with_crds(control: ControlPlane, selection: str) -> None:
