@@ -49,7 +49,7 @@ def api(cluster: Cluster) -> Iterator[KubeClusterApi]:
     """The test's own writes: the admin, straight to kube-apiserver (not counted by the proxy)."""
     client = cluster.api_client("cache-test", direct=True)
     yield KubeClusterApi(client)
-    client.close()
+    client.close()  # type: ignore[no-untyped-call]
 
 
 @contextmanager
@@ -63,7 +63,7 @@ def worker_cache(cluster: Cluster) -> Iterator[ClusterCache]:
     finally:
         cache.stop()
         cache.join(5)
-        client.close()
+        client.close()  # type: ignore[no-untyped-call]
 
 
 @pytest.fixture
