@@ -15,9 +15,9 @@ import threading
 from types import FrameType
 from typing import Any
 
-from apiserver_standin import crds
 from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.server import StandinApiServer
+from llmisvc_devstack.controlplane import crds
 
 POOL_GROUP_CHOICES = {
     "v1": (crds.POOL_V1_GROUP,),
@@ -89,14 +89,14 @@ def run(args: argparse.Namespace) -> int:
         path = write_kubeconfig(args.kubeconfig, server.url)
         server.start()
         if args.gateway_controller:
-            from apiserver_standin.gateway_controller import ControllerConfig, SimulatedGatewayController
+            from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 
             config = ControllerConfig(accepted_pool_groups=frozenset(POOL_GROUP_CHOICES[args.pool_groups]))
             controllers.append(
                 SimulatedGatewayController(server.api_client("standin-gateway-controller"), config).start()
             )
         if args.workload_controller:
-            from apiserver_standin.workload_controller import SimulatedWorkloadController
+            from llmisvc_devstack.controllers.workload import SimulatedWorkloadController
 
             controllers.append(
                 SimulatedWorkloadController(server.api_client("standin-workload-controller")).start()

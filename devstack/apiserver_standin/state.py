@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from apiserver_standin import crds
 from apiserver_standin.counters import RequestCounter
 from apiserver_standin.errors import ApiError
 from apiserver_standin.faults import FaultInjector
 from apiserver_standin.registry import Registry, ResourceInfo
 from apiserver_standin.store import Store
 from apiserver_standin.watch_stream import WatchSettings
+from llmisvc_devstack.controlplane import crds
 
 
 @dataclass

@@ -26,8 +26,8 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from apiserver_standin.gateway_controller import ControllerConfig, SimulatedGatewayController
 from apiserver_standin.server import StandinApiServer, make_api_client
+from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 
 __all__ = [
     "ControllerConfig",

@@ -24,7 +24,7 @@ from activities.api_telemetry import ApiTelemetry
 from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from apiserver_standin.kubeconfig import write_kubeconfig
 from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
-from apiserver_standin.workload_controller import SimulatedWorkloadController
+from llmisvc_devstack.controllers.workload import SimulatedWorkloadController
 from router_core.merge import wellknown
 from router_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
 from runtime import exit_codes, logs, telemetry, temporal

@@ -27,11 +27,11 @@ from activities.cluster_api import Wire
 from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.management import Management
 from activities.router_activities import RouterActivities
-from apiserver_standin.gateway_controller import SimulatedGatewayController
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
+from llmisvc_devstack.controllers.gateway import SimulatedGatewayController
 from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from tests.builders import kube
 from tests.integration import world

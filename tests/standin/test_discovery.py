@@ -8,8 +8,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from apiserver_standin import crds
 from apiserver_standin.testing import running_apiserver
+from llmisvc_devstack.controlplane import crds
 from tests.builders import inference_pool
 
 from .helpers import dynamic_client, gateway_class, http, llmisvc, route

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from apiserver_standin.gateway_controller import SimulatedGatewayController
-from apiserver_standin.gateway_status import ControllerConfig, route_parents
 from apiserver_standin.server import StandinApiServer
 from apiserver_standin.testing import running_apiserver, running_gateway_controller
+from llmisvc_devstack.controllers.gateway import SimulatedGatewayController
+from llmisvc_devstack.controllers.gateway_status import ControllerConfig, route_parents
 from tests.builders import inference_pool
 
 from .helpers import GATEWAY, eventually, gateway, route

@@ -12,7 +12,7 @@ from kubernetes import client as k8s
 
 from activities.kube_api import KubeClusterApi
 from apiserver_standin.testing import running_apiserver
-from apiserver_standin.workload_controller import SimulatedWorkloadController
+from llmisvc_devstack.controllers.workload import SimulatedWorkloadController
 from router_core.models.kube import DEPLOYMENT, LLMISVC
 from router_core.naming import scheduler_name
 from tests import builders as b

@@ -20,16 +20,16 @@ from kubernetes import client as k8s
 from kubernetes import watch as k8s_watch
 from kubernetes.client.exceptions import ApiException
 
-from apiserver_standin.crds import GATEWAY_GROUP, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
-from apiserver_standin.gateway_status import (
+from llmisvc_devstack.controllers.gateway_status import (
     ControllerConfig,
     gateway_status,
     gatewayclass_status,
+    meta,
     pool_parents,
     route_parents,
     routes_by_pool,
 )
-from apiserver_standin.objects import meta
+from llmisvc_devstack.controlplane.crds import GATEWAY_GROUP, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""The CustomResourceDefinitions this project uses -- the real ones, vendored -- and a selection syntax.
+"""The CustomResourceDefinitions this project uses -- the real ones, vendored -- a selection syntax, and
+installing or removing them on a real API server.
 
 The manifests are the upstream YAML files in ``vendored_crds/`` (their sources, versions and licences
 are recorded in ``vendored_crds/README.md``), so their schemas, CEL rules, printer columns and short
@@ -7,7 +8,9 @@ names are exactly what a cluster with KServe and Gateway API installed would ser
 A selection is ``"all"``, ``"none"``, or names separated by commas: a short key (``llmisvc``,
 ``llmisvcconfig``, ``gateway``, ``httproute``, ``gatewayclass``, ``pool-v1``, ``pool-v1alpha2``), a
 bundle (``gateway-api``, ``pools``) or a full CRD name such as ``httproutes.gateway.networking.k8s.io``.
-Being able to install only some of them is what lets product tests exercise "CRD missing".
+Being able to install only some of them is what lets product tests exercise "CRD missing". A CRD is
+usable once its ``Established`` condition is True; removal waits until the CRD object is gone, which
+kube-apiserver allows only after every object of it is deleted.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ import functools
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
 
 SERVING_GROUP = "serving.kserve.io"
 GATEWAY_GROUP = "gateway.networking.k8s.io"
@@ -124,3 +130,61 @@ def select(selection: str | Iterable[str]) -> list[CrdSpec]:
             known = sorted([*by_name, *BUNDLES, "all", "none"])
             raise ValueError(f"unknown CRD {word!r}; known: {', '.join(known)}")
     return [s for s in PROJECT_CRDS if s.key in keys]
+
+
+def install(api: k8s.ApiextensionsV1Api, selection: str | Iterable[str], timeout: float) -> list[str]:
+    """Create each selected CRD that is absent; wait until all selected are Established. Their names."""
+    specs = select(selection)
+    for spec in specs:
+        try:
+            api.create_custom_resource_definition(cast(Any, manifest(spec)))  # a dict body is sent as is
+        except ApiException as err:
+            if err.status != 409:
+                raise
+    names = [spec.name for spec in specs]
+    _wait(api, names, established=True, timeout=timeout)
+    return names
+
+
+def remove(api: k8s.ApiextensionsV1Api, selection: str | Iterable[str], timeout: float) -> list[str]:
+    """Delete each selected CRD; wait until none of them exists any more. Their names."""
+    names = [spec.name for spec in select(selection)]
+    for name in names:
+        try:
+            api.delete_custom_resource_definition(name)
+        except ApiException as err:
+            if err.status != 404:
+                raise
+    _wait(api, names, established=False, timeout=timeout)
+    return names
+
+
+def _is_established(api: k8s.ApiextensionsV1Api, name: str) -> bool:
+    status = api.read_custom_resource_definition(name).status
+    conditions = (status.conditions if status is not None else None) or []
+    return any(c.type == "Established" and c.status == "True" for c in conditions)
+
+
+def _exists(api: k8s.ApiextensionsV1Api, name: str) -> bool:
+    try:
+        api.read_custom_resource_definition(name)
+    except ApiException as err:
+        if err.status == 404:
+            return False
+        raise
+    return True
+
+
+def _wait(api: k8s.ApiextensionsV1Api, names: list[str], established: bool, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    pending = list(names)
+    while pending:
+        pending = [
+            n for n in pending if not (_is_established(api, n) if established else not _exists(api, n))
+        ]
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            state = "Established" if established else "deleted"
+            raise TimeoutError(f"CRDs not {state} after {timeout:.0f}s: {', '.join(pending)}")
+        time.sleep(0.1)

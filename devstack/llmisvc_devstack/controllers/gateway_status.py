@@ -1,7 +1,7 @@
 """What a gateway controller would write: desired status of Gateways, HTTPRoutes and InferencePools.
 
 Pure functions of the objects and the :class:`ControllerConfig`; the threads that watch and write
-live in :mod:`apiserver_standin.gateway_controller`. A condition keeps its ``lastTransitionTime``
+live in :mod:`llmisvc_devstack.controllers.gateway`. A condition keeps its ``lastTransitionTime``
 while its status is unchanged, so an unchanged world yields an identical status (and no write).
 """
 
@@ -10,10 +10,22 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-from apiserver_standin.crds import GATEWAY_GROUP, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
-from apiserver_standin.objects import meta, now
+from llmisvc_devstack.controlplane.crds import GATEWAY_GROUP, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object's metadata, or an empty dict for one without (as a half-written object may be)."""
+    value = obj.get("metadata")
+    return value if isinstance(value, dict) else {}
+
+
+def now() -> str:
+    """A condition's lastTransitionTime: RFC 3339 in UTC, to the second, as Kubernetes writes it."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 Obj = dict[str, Any]
 DEFAULT_ADDRESSES: tuple[dict[str, str], ...] = ({"type": "IPAddress", "value": "203.0.113.10"},)

@@ -4,7 +4,7 @@ scheduler, as KServe's workload reconciler would once the model servers run.
 
 llmisvc-router only reads that Deployment (for ``SchedulerWorkloadReady``); without something creating it
 no service in the dev stack could become Ready. It lists and watches the services and Deployments (the
-gateway controller's :class:`~apiserver_standin.gateway_controller.Informer`), reconciles from that
+gateway controller's :class:`~llmisvc_devstack.controllers.gateway.Informer`), reconciles from that
 cache when something changed (at most every ``interval`` seconds), writes only what differs, and deletes
 the Deployments it created when the scheduler goes away or the service is stopped or deleted. A cache,
 not a poll of every object: at a thousand services, listing them all twice a second was a good part of
@@ -25,7 +25,7 @@ from typing import Any, Self, cast
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from apiserver_standin.gateway_controller import Informer
+from llmisvc_devstack.controllers.gateway import Informer
 from router_core import naming
 
 Obj = dict[str, Any]
