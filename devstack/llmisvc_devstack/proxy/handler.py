@@ -124,7 +124,7 @@ class ProxyHandler(socketserver.StreamRequestHandler):
         self.close_connection = "close" in connection or (
             version == "HTTP/1.0" and "keep-alive" not in connection
         )
-        if "100-continue" in head.tokens("expect") and version == "HTTP/1.1":
+        if "expect" in head.index and "100-continue" in head.tokens("expect") and version == "HTTP/1.1":
             self.out.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         chunked = is_chunked(head)
         body = Body(self.reader, None if chunked else content_length(head) or 0, chunked).read_all()
@@ -134,7 +134,8 @@ class ProxyHandler(socketserver.StreamRequestHandler):
         return Request(method, target, head, body, requestinfo.parse(method, path, watch))
 
     def _forwarded(self, head: Head) -> list[tuple[str, str]]:
-        skip = _NOT_FORWARDED | head.tokens("connection")
+        named = head.tokens("connection") - {"close", "keep-alive"}  # fields named hop-by-hop
+        skip = _NOT_FORWARDED | named if named else _NOT_FORWARDED
         return [(k, v) for k, v in head.fields if k.lower() not in skip]
 
     def _serve(self, request: Request) -> None:
