@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from kubernetes import client as k8s
@@ -29,7 +32,10 @@ def _pinned_kubernetes() -> str:
     return match.group(1)
 
 
-def _eventually(probe, what: str, timeout: float = 30.0):
+T = TypeVar("T")
+
+
+def _eventually(probe: Callable[[], T], what: str, timeout: float = 30.0) -> T:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = probe()
@@ -39,20 +45,21 @@ def _eventually(probe, what: str, timeout: float = 30.0):
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-def test_the_apiserver_is_the_release_that_go_mod_pins(cluster: Cluster):
+def test_the_apiserver_is_the_release_that_go_mod_pins(cluster: Cluster) -> None:
     with cluster.control.admin() as api:
-        assert k8s.VersionApi(api).get_code().git_version == _pinned_kubernetes()
+        version: Any = k8s.VersionApi(api).get_code()
+        assert version.git_version == _pinned_kubernetes()
 
 
-def test_the_worker_account_is_refused_what_deploy_rbac_does_not_grant(cluster: Cluster):
-    api = cluster.api_client("rbac-test", role="worker")
+def test_the_worker_account_is_refused_what_deploy_rbac_does_not_grant(cluster: Cluster) -> None:
+    api: Any = cluster.api_client("rbac-test", role="worker")
     try:
         with pytest.raises(ApiException) as refused:
             k8s.CoreV1Api(api).list_namespaced_secret(cluster.namespace)
         assert refused.value.status == 403
-        assert "system:serviceaccount:llmisvc-router:llmisvc-router-worker" in refused.value.body
+        assert "system:serviceaccount:llmisvc-router:llmisvc-router-worker" in str(refused.value.body)
         # ... and allowed what it does grant: reading the services it reconciles
-        listed = k8s.CustomObjectsApi(api).list_namespaced_custom_object(
+        listed: Any = k8s.CustomObjectsApi(api).list_namespaced_custom_object(
             "serving.kserve.io", "v1alpha2", cluster.namespace, "llminferenceservices"
         )
         assert listed["items"] == []
@@ -60,11 +67,11 @@ def test_the_worker_account_is_refused_what_deploy_rbac_does_not_grant(cluster: 
         api.close()
 
 
-def test_a_namespace_being_deleted_refuses_new_objects(cluster: Cluster):
+def test_a_namespace_being_deleted_refuses_new_objects(cluster: Cluster) -> None:
     doomed = f"{cluster.namespace}-doomed"
     cluster.manage(doomed)
     with cluster.control.admin() as api:
-        core = k8s.CoreV1Api(api)
+        core: Any = k8s.CoreV1Api(api)  # dict bodies: the typed signatures do not apply
         # a finalizer holds the namespace in Terminating while we try
         core.create_namespaced_config_map(
             doomed, {"metadata": {"name": "held", "finalizers": ["test.llmisvc-router/hold"]}}
@@ -74,14 +81,14 @@ def test_a_namespace_being_deleted_refuses_new_objects(cluster: Cluster):
             with pytest.raises(ApiException) as refused:
                 core.create_namespaced_config_map(doomed, {"metadata": {"name": "late"}})
             assert refused.value.status == 403
-            assert "because it is being terminated" in refused.value.body
+            assert "because it is being terminated" in str(refused.value.body)
         finally:
             core.patch_namespaced_config_map("held", doomed, {"metadata": {"finalizers": None}})
 
 
-def test_the_garbage_collector_deletes_what_a_deleted_owner_owned(cluster: Cluster):
+def test_the_garbage_collector_deletes_what_a_deleted_owner_owned(cluster: Cluster) -> None:
     with cluster.control.admin() as api:
-        core = k8s.CoreV1Api(api)
+        core: Any = k8s.CoreV1Api(api)  # dict bodies: the typed signatures do not apply
         owner = core.create_namespaced_config_map(cluster.namespace, {"metadata": {"name": "owner"}})
         reference = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
         core.create_namespaced_config_map(
@@ -93,13 +100,15 @@ def test_the_garbage_collector_deletes_what_a_deleted_owner_owned(cluster: Clust
             try:
                 core.read_namespaced_config_map("owned", cluster.namespace)
             except ApiException as err:
-                return err.status == 404
+                return bool(err.status == 404)
             return False
 
         _eventually(owned_gone, "the garbage collector to delete the owned ConfigMap")
 
 
-def test_kubectl_shows_the_llmisvc_printer_columns_of_the_vendored_crd(cluster: Cluster, tmp_path):
+def test_kubectl_shows_the_llmisvc_printer_columns_of_the_vendored_crd(
+    cluster: Cluster, tmp_path: Path
+) -> None:
     kubeconfig = cluster.kubeconfig(tmp_path / "kubeconfig", direct=True)
     service = {
         "apiVersion": "serving.kserve.io/v1alpha2",
@@ -123,19 +132,19 @@ def test_kubectl_shows_the_llmisvc_printer_columns_of_the_vendored_crd(cluster: 
     assert "columns" in shown
 
 
-def test_a_watch_from_before_an_etcd_compaction_is_answered_410(cluster: Cluster):
+def test_a_watch_from_before_an_etcd_compaction_is_answered_410(cluster: Cluster) -> None:
     """kube-apiserver's watch cache serves recent resourceVersions from memory; once it restarts after a
     compaction, a watch from before the compaction can only be answered ``410 Gone`` (what the chaos
     suite's compaction does to the product's watches)."""
     with cluster.control.admin() as api:
-        core = k8s.CoreV1Api(api)
+        core: Any = k8s.CoreV1Api(api)  # dict bodies: the typed signatures do not apply
         old = core.create_namespaced_config_map(cluster.namespace, {"metadata": {"name": "v0"}})
         core.create_namespaced_config_map(cluster.namespace, {"metadata": {"name": "v1"}})
     cluster.control.compact_etcd()
     cluster.control.apiserver.restart()
     with cluster.control.admin() as api:
         core = k8s.CoreV1Api(api)
-        stream = k8s_watch.Watch().stream(
+        stream = k8s_watch.Watch().stream(  # type: ignore[no-untyped-call]
             core.list_namespaced_config_map,
             cluster.namespace,
             resource_version=old.metadata.resource_version,
