@@ -141,9 +141,8 @@ class ProxyHandler(socketserver.StreamRequestHandler):
     def _serve(self, request: Request) -> None:
         info = request.info
         if info.path.startswith(control.PREFIX):
-            code, answer = control.handle(
-                self.server, request.method, info.path, *self._control_args(request)
-            )
+            query = request.target.partition("?")[2]
+            code, answer = control.handle(self.server, request.method, info.path, query, request.body)
             self._send_json(code, json.dumps(answer, separators=(",", ":")).encode(), {})
             return
         rule = self.server.faults.evaluate(info, request.agent) if info.is_resource else None
@@ -168,9 +167,6 @@ class ProxyHandler(socketserver.StreamRequestHandler):
         except (OSError, ProtocolError, ClientGone):
             link.close()
             self.close_connection = True
-
-    def _control_args(self, request: Request) -> tuple[str, bytes]:
-        return request.target.partition("?")[2], request.body
 
     def _before(self, rule: FaultRule | None) -> ApiError | None:
         """Run a fired rule's delay and hang; the error it answers with, if any."""
