@@ -22,6 +22,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import pytest
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
@@ -59,6 +60,9 @@ TEST_AGENT = "integration-test"
 WAIT = 20.0  # seconds a helper waits for the stack to get somewhere
 #: The watcher's production timing, with a shorter debounce so tests do not wait for it.
 TUNING = Tuning(debounce_seconds=0.05)
+#: Runs a test once per RBAC shape ``deploy/`` ships (issue 18): the cluster-wide ClusterRoles, and the
+#: namespaced overlay (ClusterRoles shrunk to the cluster-wide reads, Roles in the managed namespace).
+BOTH_RBAC_SHAPES = pytest.mark.parametrize("cluster", ["default", "namespaced-rbac"], indirect=True)
 
 
 @dataclass
@@ -216,7 +220,9 @@ async def running_stack(
         async with AsyncExitStack() as stack_exit:
             gateway_controller = None
             if controller is not None:
-                gateway_controller = stack_exit.enter_context(running_gateway_controller(cluster, **controller))
+                gateway_controller = stack_exit.enter_context(
+                    running_gateway_controller(cluster, **controller)
+                )
             executor = stack_exit.enter_context(
                 ThreadPoolExecutor(max_workers=8, thread_name_prefix="activity")
             )
@@ -392,5 +398,10 @@ def route_parent_conditions(route: Wire) -> dict[str, Wire]:
 
 
 async def gateway_programmed(stack: Stack) -> Wire | None:
-    gateway = await stack.get(GATEWAY, world.INGRESS_GATEWAY, stack.kserve_namespace)
+    return await gateway_programmed_on(stack.kube, stack.cluster)
+
+
+async def gateway_programmed_on(kube: KubeClusterApi, cluster: Cluster) -> Wire | None:
+    """KServe's ingress Gateway in the test's KServe namespace, once it is Programmed."""
+    gateway = await asyncio.to_thread(kube.get, GATEWAY, cluster.kserve_namespace, world.INGRESS_GATEWAY)
     return gateway if gateway is not None and is_true(conditions_of(gateway), "Programmed") else None

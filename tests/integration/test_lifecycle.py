@@ -1,5 +1,5 @@
-"""A service's life on a real Temporal dev server, the real control plane and the official client: the first pass,
-readiness once the gateway is programmed, stop and resume, deletion. Passes are driven through the
+"""A service's life on a real Temporal dev server, the real control plane and the official client: the first
+pass, readiness once the gateway is programmed, stop and resume, deletion. Passes are driven through the
 workflow's ``reconcile`` signal and ``reconcile_now`` update (no watcher here)."""
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status
         route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         parents = route["spec"]["parentRefs"]
-        assert [(p["namespace"], p["name"]) for p in parents] == [(stack.kserve_namespace, world.INGRESS_GATEWAY)]
+        assert [(p["namespace"], p["name"]) for p in parents] == [
+            (stack.kserve_namespace, world.INGRESS_GATEWAY)
+        ]
 
         conditions = await stack.conditions(NAME)
         # Nobody has programmed the ingress Gateway or accepted the route yet.
