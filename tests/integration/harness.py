@@ -260,8 +260,8 @@ def assert_nothing_forbidden(cluster: Cluster) -> None:
     when the product coped with it (a watch retried with backoff, a read that falls back)."""
     refused = cluster.counter.records(code=403, user_agent=PRODUCT_AGENT)
     assert not refused, "refused by RBAC: " + ", ".join(
-        f"{r.user_agent} {r.verb} {r.group or 'core'}/{r.resource}{'/' + r.subresource if r.subresource else ''}"
-        f" in {r.namespace or '(all namespaces)'}"
+        f"{r.user_agent} {r.verb} {r.group or 'core'}/{r.resource}"
+        f"{'/' + r.subresource if r.subresource else ''} in {r.namespace or '(all namespaces)'}"
         for r in refused
     )
 
