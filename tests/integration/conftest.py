@@ -42,10 +42,12 @@ async def temporal(temporal_env: WorkflowEnvironment) -> Client:
 
 
 @pytest.fixture
-def cluster(request: pytest.FixtureRequest, plane: Plane) -> Iterator[Cluster]:
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     """The test's namespaces on the session's plane; a test parametrized over ``cluster`` (``indirect``,
     :data:`tests.integration.harness.BOTH_RBAC_SHAPES`) names the plane's variant: ``default`` (the
-    cluster-wide RBAC of ``deploy/``) or ``namespaced-rbac`` (``deploy/overlays/namespaced``)."""
+    cluster-wide RBAC of ``deploy/``) or ``namespaced-rbac`` (``deploy/overlays/namespaced``). Each is
+    started on first use; the session's end (or ``atexit``) stops them."""
     variant = getattr(request, "param", "default")
-    with test_cluster(plane if variant == "default" else shared_plane(variant)) as one:
+    plane: Plane = request.getfixturevalue("plane") if variant == "default" else shared_plane(variant)
+    with test_cluster(plane) as one:
         yield one

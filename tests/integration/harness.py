@@ -252,6 +252,18 @@ async def running_stack(
                 )
                 stack_exit.push_async_callback(_stop_task, stop, task)
             yield stack
+        assert_nothing_forbidden(cluster)
+
+
+def assert_nothing_forbidden(cluster: Cluster) -> None:
+    """Every request the product made was one ``deploy/``'s RBAC allows: a refused one fails the test even
+    when the product coped with it (a watch retried with backoff, a read that falls back)."""
+    refused = cluster.counter.records(code=403, user_agent=PRODUCT_AGENT)
+    assert not refused, "refused by RBAC: " + ", ".join(
+        f"{r.user_agent} {r.verb} {r.group or 'core'}/{r.resource}"
+        f"{'/' + r.subresource if r.subresource else ''} in {r.namespace or '(all namespaces)'}"
+        for r in refused
+    )
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from router_core import naming
 from router_core.merge import wellknown
 from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
 from tests.integration import world
-from tests.integration.harness import Stack, conditions_of, running_stack, until
+from tests.integration.harness import BOTH_RBAC_SHAPES, Stack, conditions_of, running_stack, until
 from tests.integration.world import Wire
 from workflows.models import workflow_id
 
@@ -54,6 +54,7 @@ async def until_applied(stack: Stack, name: str, entry: Wire) -> None:
     await until(probe, f"status.appliedConfigs of {name} to list {entry}")
 
 
+@BOTH_RBAC_SHAPES
 async def test_a_config_edited_in_the_system_namespace_reaches_the_routes_of_its_services(temporal, cluster):
     async with running_stack(temporal, cluster, watcher=True) as stack:
         await stack.create(LLMISVC_CONFIG, route_config(stack.kserve_namespace, "v1.example.com"))

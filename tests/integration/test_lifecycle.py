@@ -13,6 +13,7 @@ from router_core import naming
 from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
+    BOTH_RBAC_SHAPES,
     annotations_of,
     conditions_of,
     gateway_programmed,
@@ -31,6 +32,7 @@ NAME = "opt"
 MANAGED = world.managed_objects(NAME)
 
 
+@BOTH_RBAC_SHAPES
 async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status(temporal, cluster):
     async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
@@ -96,6 +98,7 @@ async def test_a_pass_over_a_settled_world_writes_nothing(temporal, cluster):
         assert [(r.verb, r.resource) for r in requests if r.verb != "watch"] == []
 
 
+@BOTH_RBAC_SHAPES
 async def test_stop_deletes_the_routing_objects_and_resume_recreates_them(temporal, cluster):
     async with running_stack(temporal, cluster, controller={}) as stack:
         await stack.create_service(NAME)

@@ -8,7 +8,7 @@ import pytest
 from router_core import naming
 from router_core.models.kube import GATEWAY, HTTPROUTE
 from tests.integration import world
-from tests.integration.harness import conditions_of, running_stack, until
+from tests.integration.harness import BOTH_RBAC_SHAPES, conditions_of, running_stack, until
 from tests.integration.world import Wire
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -25,6 +25,7 @@ def router(namespace: str) -> Wire:
     }
 
 
+@BOTH_RBAC_SHAPES
 async def test_referenced_route_and_gateway_are_validated_then_drive_readiness(temporal, cluster):
     async with running_stack(temporal, cluster, controller={}) as stack:
         ns = stack.namespace

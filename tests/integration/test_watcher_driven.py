@@ -22,6 +22,7 @@ from router_core.models.kube import (
 from tests.history import activity_names
 from tests.integration import world
 from tests.integration.harness import (
+    BOTH_RBAC_SHAPES,
     Stack,
     annotations_of,
     backend_groups,
@@ -45,6 +46,7 @@ NAME = "opt"
 MANAGED = world.managed_objects(NAME)
 
 
+@BOTH_RBAC_SHAPES
 async def test_created_service_becomes_ready_when_its_gateway_is_programmed_and_its_workflow_ends_on_delete(
     temporal,
     cluster,
@@ -153,6 +155,7 @@ async def test_service_deleted_and_created_again_is_reconciled_by_a_new_workflow
         assert route["metadata"]["ownerReferences"][0]["uid"] == recreated["metadata"]["uid"]
 
 
+@BOTH_RBAC_SHAPES
 async def test_changing_the_ingress_gateway_in_the_kserve_config_moves_the_managed_route(temporal, cluster):
     async with running_stack(temporal, cluster, watcher=True, controller={}) as stack:
         await stack.create_service(NAME)

@@ -37,7 +37,15 @@ from router_core import naming
 from router_core.models.kube import HTTPROUTE
 from tests.cluster import Cluster
 from tests.integration.conftest import TEMPORAL
-from tests.integration.harness import TEST_AGENT, TUNING, WORKER_AGENT, Stack, seed, until
+from tests.integration.harness import (
+    TEST_AGENT,
+    TUNING,
+    WORKER_AGENT,
+    Stack,
+    assert_nothing_forbidden,
+    seed,
+    until,
+)
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.runner import stop_cache
 from worker import versioning
@@ -275,6 +283,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
                 route_back = await stack.get(HTTPROUTE, naming.route_name(SERVICES[0]))
         finally:
             await stack.terminate_workflows()
+    assert_nothing_forbidden(cluster)
     assert draining == "draining", "A still had the services pinned when B became current"
     report = timeline.report()
     print("\n" + report)

@@ -24,7 +24,7 @@ from router_core.models.kube import LLMISVC
 from runtime import telemetry
 from tests.cluster import Cluster
 from tests.integration import world
-from tests.integration.harness import TEST_AGENT, WATCHER_AGENT, WORKER_AGENT, seed
+from tests.integration.harness import TEST_AGENT, WATCHER_AGENT, WORKER_AGENT, assert_nothing_forbidden, seed
 from watcher.model import Tuning
 from watcher.runner import run_watcher, stop_cache
 from worker.process import run_worker
@@ -101,6 +101,7 @@ async def running_orchestrator(
         orchestrator = Orchestrator(client, cluster, kube, settings, namespace)
         stack.push_async_callback(_stop, stop, tasks, orchestrator)
         yield orchestrator
+    assert_nothing_forbidden(cluster)
 
 
 async def _stop(stop: asyncio.Event, tasks: list[asyncio.Task[None]], orchestrator: Orchestrator) -> None:
