@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from apiserver_standin.kubeconfig import write_kubeconfig
+from llmisvc_devstack.controlplane import pki, write_kubeconfig
 from llmisvc_router.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +51,13 @@ def cli(
     )
 
 
+def kubeconfig_for(path: Path, url: str) -> Path:
+    """A kubeconfig as the control plane writes one (a CA of its own, a bearer token) for ``url``, where
+    nothing listens."""
+    authority = pki.create(path.parent / "pki")
+    return write_kubeconfig(path, url, authority.ca_cert, "token-of-nobody")
+
+
 def one_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
@@ -82,7 +89,7 @@ def test_every_command_has_a_description_examples_and_the_exit_statuses_in_its_h
 
 @pytest.mark.parametrize("command", ["worker", "run", "watch"])
 def test_a_bad_setting_exits_2_from_every_long_running_command(command: str, tmp_path: Path) -> None:
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:1")
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", "https://127.0.0.1:1")
     env = environment(LLMISVC_ROUTER_RESYNC_SECONDS="soon", KUBECONFIG=str(kubeconfig))
     result = cli(command, env=env)
     assert result.returncode == 2
@@ -108,8 +115,8 @@ def test_no_kubeconfig_at_all_outside_a_pod_says_what_to_set() -> None:
 
 @pytest.mark.parametrize("command", ["worker", "run", "reconcile"])
 def test_an_unreachable_api_server_is_refused_at_start_with_4(command: str, tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
+    url = f"https://127.0.0.1:{free_port()}"
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", url)
     args = [command, *(["llm/opt"] if command == "reconcile" else [])]
     result = cli(*args, env=environment(KUBECONFIG=str(kubeconfig), TEMPORAL_ADDRESS="127.0.0.1:1"))
     assert result.returncode == 4

@@ -25,8 +25,8 @@ def router(namespace: str) -> Wire:
     }
 
 
-async def test_referenced_route_and_gateway_are_validated_then_drive_readiness(temporal):
-    async with running_stack(temporal, controller={}) as stack:
+async def test_referenced_route_and_gateway_are_validated_then_drive_readiness(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={}) as stack:
         ns = stack.namespace
         await stack.create(GATEWAY, world.gateway(GATEWAY_NAME, ns))
         await stack.create_service(NAME, router=router(ns))
