@@ -16,6 +16,10 @@ from pathlib import Path
 
 #: Settings of the caller's environment a child must not inherit (a metrics port would clash).
 UNSET = ("LLMISVC_ROUTER_METRICS_PORT",)
+#: The longest a process may take to say it serves: four product processes starting at once on two
+#: shared cores, each syncing its cache with a control plane that is still initializing its CRDs'
+#: storage (429 "storage is (re)initializing"), took over a minute.
+START_TIMEOUT = 180.0
 
 
 def free_port() -> int:
@@ -92,7 +96,7 @@ class Proc:
         text = self.log.read_text(errors="replace")
         return text[text.rfind(f"--- start {self.starts} at") :]
 
-    def wait_for_line(self, line: str, timeout: float = 60.0) -> None:
+    def wait_for_line(self, line: str, timeout: float = START_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
         while line not in self.output():
             if not self.alive():

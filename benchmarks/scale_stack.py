@@ -21,7 +21,7 @@ from typing import Any
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
 from benchmarks.kube_stack import CONTROLLER_AGENT, KubeStack
-from benchmarks.procs import free_port
+from benchmarks.procs import START_TIMEOUT, free_port
 from router_core import naming
 from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
 from tests import builders as b
@@ -79,7 +79,9 @@ def product(command: str, kubeconfig: Path, temporal: str, task_queue: str, log:
                 process.wait()
 
 
-def _wait_for_line(process: subprocess.Popen[bytes], log: Path, line: str, timeout: float = 60.0) -> None:
+def _wait_for_line(
+    process: subprocess.Popen[bytes], log: Path, line: str, timeout: float = START_TIMEOUT
+) -> None:
     name = log.stem
     deadline = time.monotonic() + timeout
     while line not in log.read_text():

@@ -60,6 +60,20 @@ def test_get_list_and_create_reach_the_real_server(cluster: Cluster, core: k8s.C
     assert (record.namespace, record.name) == (ns, "a")
 
 
+def test_a_create_answered_in_chunks_is_logged_with_the_name_it_stored(
+    cluster: Cluster, core: k8s.CoreV1Api
+) -> None:
+    """kube-apiserver chunks any answer over 2 KiB (Go's net/http): the name of what a POST stored is
+    read from it all the same, with ``generateName`` too."""
+    created = core.create_namespaced_config_map(
+        cluster.namespace,
+        k8s.V1ConfigMap(metadata=k8s.V1ObjectMeta(generate_name="big-"), data={"k": "v" * 8192}),
+    )
+    assert created.metadata is not None and created.metadata.name
+    record = cluster.counter.records(verb="create", resource="configmaps", user_agent=AGENT)[0]
+    assert (record.name, record.code) == (created.metadata.name, 201)
+
+
 def test_the_bearer_token_passes_through_so_rbac_is_the_servers(cluster: Cluster) -> None:
     worker = cluster.api_client(AGENT, role="worker")
     try:

@@ -216,6 +216,10 @@ class ProxyHandler(socketserver.StreamRequestHandler):
 
     def _relay(self, request: Request, response: Response, rule: FaultRule | None) -> None:
         length = response.length
+        info = request.info
+        if length is None and info.verb == "create" and not info.name and response.code < 300:
+            self._relay_whole(request, response)
+            return
         # A body of unknown length goes on in chunks, but to an HTTP/1.0 client, which ends with the
         # connection; its Content-Length, if the server sent one with chunks, is void (RFC 9112 6.3).
         chunked = length is None and not request.head.start.endswith("HTTP/1.0")
@@ -237,6 +241,20 @@ class ProxyHandler(socketserver.StreamRequestHandler):
             return
         self._record(request, response.code)
         self._stream(request, response, rule, head, chunked)
+
+    def _relay_whole(self, request: Request, response: Response) -> None:
+        """A create's answer in chunks (Go's server chunks any answer over 2 KiB), read whole and sent on
+        with its length, so the request log names the object the POST stored as for a short answer."""
+        data = response.body.read_all()
+        skip = HOP_BY_HOP | {"content-length"}
+        fields = [(k, v) for k, v in response.head.fields if k.lower() not in skip]
+        fields.append(("Content-Length", str(len(data))))
+        if self.close_connection:
+            fields.append(("Connection", "close"))
+        name = _created_name(request.info, response.code, data, response.head.get("content-type"))
+        self._record(request, response.code, name)
+        self.out.write(_head(response.code, response.reason, fields) + data)
+        self.session.link.finished(response)
 
     def _stream(
         self, request: Request, response: Response, rule: FaultRule | None, head: bytes, chunked: bool
