@@ -5,6 +5,7 @@ a 409 lost race) are retried by Temporal and the pass converges, and the retries
 from __future__ import annotations
 
 import asyncio
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -237,3 +238,26 @@ async def test_one_failed_write_is_tried_again_inside_the_attempt(temporal, clus
         assert retried(await activity_runs(handle), "reconcile_routes").attempt == 1
         creates = stack.cluster.counter.records(verb="create", resource="httproutes", user_agent=WORKER_AGENT)
         assert [r.code for r in creates] == [503, 201]
+
+
+async def test_a_cache_list_answered_429_with_retry_after_is_listed_again_after_that_pause_not_a_backoff(
+    temporal, cluster
+):
+    """kube-apiserver answers a list ``429 storage is (re)initializing`` with ``Retry-After: 1`` while a
+    kind's watch cache fills (a CRD just installed, an apiserver restarted): the cache lists again after
+    the second the server asked for, each time, instead of a backoff doubling from 0.5 s (which made five
+    such answers cost 15 s before the sixth list)."""
+    rule = cluster.faults.inject(
+        verb="list", resource="httproutes", user_agent=WORKER_AGENT, status=429, retry_after=1, times=5
+    )
+    async with running_stack(temporal, cluster) as stack:
+        await stack.create_service(NAME)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 5
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        lists = stack.cluster.counter.records(verb="list", resource="httproutes", user_agent=WORKER_AGENT)
+        assert [r.code for r in lists][:6] == [429] * 5 + [200]
+        pauses = [later.time - earlier.time for earlier, later in itertools.pairwise(lists[:6])]
+        assert all(0.9 <= pause <= 2.5 for pause in pauses), pauses
