@@ -7,9 +7,12 @@ breaks is resumed from the last resourceVersion seen (bookmarks included); when 
 Gone the loop lists again and reports the difference from what it knew — additions, changes (another
 resourceVersion) and deletions. A kind that is not served (its CRD is not
 installed: 404) reads as an empty collection and is polled with backoff until it appears; a CRD event
-can :meth:`~ResourceWatch.wake` the loop so it does not wait out the backoff. Other failures (connection
-refused, 5xx, 403) back off exponentially up to a cap. Events are handed to ``emit`` from the loop's
-thread; the caller moves them to its event loop.
+can :meth:`~ResourceWatch.wake` the loop so it does not wait out the backoff. A 429 with ``Retry-After``
+is tried again after that pause, as client-go does: kube-apiserver answers so ("storage is
+(re)initializing", ``Retry-After: 1``) while the watch cache of a CRD just installed, or of any kind after
+a restart, fills; counted as a failure, it grew the backoff past the seconds the cache took. Other
+failures (connection refused, 5xx, 403) back off exponentially up to a cap. Events are handed to
+``emit`` from the loop's thread; the caller moves them to its event loop.
 """
 
 from __future__ import annotations
@@ -75,6 +78,14 @@ class _FailedError(Exception):
     """Any other answer that is not a success; retried with backoff."""
 
 
+class _RetryAfter(Exception):  # noqa: N818 - the server's request for a pause, not an error
+    """429 with ``Retry-After``: the server says when to ask again."""
+
+    def __init__(self, message: str, seconds: float) -> None:
+        super().__init__(message)
+        self.seconds = seconds
+
+
 class ResourceWatch:
     """Lists and watches one :class:`WatchTarget` in a daemon thread until :meth:`stop`."""
 
@@ -133,6 +144,10 @@ class ResourceWatch:
                 log.info("watch of %s expired (410 Gone): listing again", self.target)
                 self._version = None
                 continue
+            except _RetryAfter as asked:
+                log.debug("%s: %s; listing again in %.1fs", self.target, asked, asked.seconds)
+                self._wait(min(asked.seconds, self._tuning.backoff_cap))
+                continue
             except _NotServed:
                 self._forget_all()
                 self.synced.set()
@@ -146,7 +161,10 @@ class ResourceWatch:
 
     def _pause(self, failures: int) -> None:
         delay = min(self._tuning.backoff_cap, self._tuning.backoff_first * 2 ** max(failures - 1, 0))
-        self._wake.wait(delay * random.uniform(0.8, 1.0))
+        self._wait(delay * random.uniform(0.8, 1.0))
+
+    def _wait(self, seconds: float) -> None:
+        self._wake.wait(seconds)
         self._wake.clear()
 
     def _relist(self) -> None:
@@ -271,7 +289,11 @@ class ResourceWatch:
             raise _Gone()
         if response.status == 404:
             raise _NotServed()
-        raise _FailedError(f"GET {path}: HTTP {response.status}: {_message(data)}")
+        message = f"GET {path}: HTTP {response.status}: {_message(data)}"
+        pause = _retry_after(response) if response.status == 429 else None
+        if pause is not None:
+            raise _RetryAfter(message, pause)
+        raise _FailedError(message)
 
     def _stamp(self, obj: Wire) -> Wire:
         """List items come without apiVersion/kind; put them back so every object stands alone. The
@@ -290,6 +312,15 @@ def _events(response: Any) -> Iterator[dict[str, Any]]:
     for line in iter_resp_lines(response):  # type: ignore[no-untyped-call]
         if line.strip():
             yield json.loads(line)
+
+
+def _retry_after(response: Any) -> float | None:
+    """The seconds of a ``Retry-After`` header (kube-apiserver sends whole seconds), if any."""
+    value = response.headers.get("Retry-After")
+    try:
+        return max(float(value), 0.0) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _message(data: bytes) -> str:

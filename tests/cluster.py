@@ -61,21 +61,39 @@ _planes: dict[str, Plane] = {}
 _lock = threading.Lock()
 
 
+def start_plane(variant: str = "default", crd_selection: str | None = None) -> Plane:
+    """A new control plane of ``variant`` with the product's identity on it; ``crd_selection`` overrides
+    the variant's CRDs (``"llmisvc"``: KServe's alone, Gateway API and the InferencePools missing). The
+    caller stops it (``plane.control.stop()``)."""
+    shape, default_crds = VARIANTS[variant]
+    control = ControlPlane.start(crd_selection=default_crds if crd_selection is None else crd_selection)
+    try:
+        identity.apply(control, identity.rbac_objects(shape, kserve_namespaces=[]))
+        tokens = identity.tokens(control)
+        cert = pki.sign_serving(control.pki, control.workdir / "pki", "proxy")
+    except BaseException:
+        control.stop()
+        raise
+    return Plane(control, shape, tokens, cert)
+
+
 def shared_plane(variant: str = "default") -> Plane:
     """The session's control plane of ``variant``, started on first use."""
     with _lock:
         if variant not in _planes:
-            shape, crd_selection = VARIANTS[variant]
-            control = ControlPlane.start(crd_selection=crd_selection)
-            try:
-                identity.apply(control, identity.rbac_objects(shape, kserve_namespaces=[]))
-                tokens = identity.tokens(control)
-                cert = pki.sign_serving(control.pki, control.workdir / "pki", "proxy")
-            except BaseException:
-                control.stop()
-                raise
-            _planes[variant] = Plane(control, shape, tokens, cert)
+            _planes[variant] = start_plane(variant)
         return _planes[variant]
+
+
+@contextmanager
+def private_plane(variant: str = "default", crd_selection: str | None = None) -> Iterator[Plane]:
+    """A control plane of the caller's own for the ``with`` block: for tests that change what every test
+    of a shared plane would see (CRDs removed or never installed, an etcd compaction)."""
+    plane = start_plane(variant, crd_selection)
+    try:
+        yield plane
+    finally:
+        plane.control.stop()
 
 
 def stop_planes() -> None:

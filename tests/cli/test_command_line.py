@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from apiserver_standin.kubeconfig import write_kubeconfig
+from llmisvc_devstack.controlplane import pki, write_kubeconfig
 from llmisvc_router.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [
     "plan", "worker", "run", "reconcile", "stop", "resume", "status", "watch",
-    "register-search-attributes", "dev", "apiserver", "codec-server",
+    "register-search-attributes", "dev", "codec-server",
 ]  # fmt: skip
 NOW = "2026-01-01T00:00:00Z"
 
@@ -51,6 +51,13 @@ def cli(
     )
 
 
+def kubeconfig_for(path: Path, url: str) -> Path:
+    """A kubeconfig as the control plane writes one (a CA of its own, a bearer token) for ``url``, where
+    nothing listens."""
+    authority = pki.create(path.parent / "pki")
+    return write_kubeconfig(path, url, authority.ca_cert, "token-of-nobody")
+
+
 def one_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
@@ -71,10 +78,9 @@ def test_every_command_has_a_description_examples_and_the_exit_statuses_in_its_h
     assert len(description.split()) >= 8, f"{command}: no description in --help:\n{result.out}"
     assert "examples:\n" in result.out and f"llmisvc-router {command}" in result.out.split("examples:")[1]
     assert "``" not in result.out
-    if command != "apiserver":  # the stand-in is test tooling, not the product
-        assert "exit status:" in result.out
-        assert "3    no such LLMInferenceService" in result.out
-        assert "4    the Kubernetes API or Temporal" in result.out
+    assert "exit status:" in result.out
+    assert "3    no such LLMInferenceService" in result.out
+    assert "4    the Kubernetes API or Temporal" in result.out
     if "--task-queue" in result.out:
         flat = " ".join(result.out.split())
         assert "(default: settings)" not in flat
@@ -83,7 +89,7 @@ def test_every_command_has_a_description_examples_and_the_exit_statuses_in_its_h
 
 @pytest.mark.parametrize("command", ["worker", "run", "watch"])
 def test_a_bad_setting_exits_2_from_every_long_running_command(command: str, tmp_path: Path) -> None:
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:1")
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", "https://127.0.0.1:1")
     env = environment(LLMISVC_ROUTER_RESYNC_SECONDS="soon", KUBECONFIG=str(kubeconfig))
     result = cli(command, env=env)
     assert result.returncode == 2
@@ -109,8 +115,8 @@ def test_no_kubeconfig_at_all_outside_a_pod_says_what_to_set() -> None:
 
 @pytest.mark.parametrize("command", ["worker", "run", "reconcile"])
 def test_an_unreachable_api_server_is_refused_at_start_with_4(command: str, tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
+    url = f"https://127.0.0.1:{free_port()}"
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", url)
     args = [command, *(["llm/opt"] if command == "reconcile" else [])]
     result = cli(*args, env=environment(KUBECONFIG=str(kubeconfig), TEMPORAL_ADDRESS="127.0.0.1:1"))
     assert result.returncode == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,21 @@ def test_kind_list_input_is_accepted() -> None:
     as_list = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": docs})
     expected = plan("-f", str(ROOT / "examples" / "minimal-presets.yaml")).stdout
     assert plan("-f", "-", stdin=as_list).stdout == expected
+
+
+def test_a_json_state_file_as_kubectl_get_o_json_writes_it_plans_as_its_yaml_twin() -> None:
+    docs = list(yaml.safe_load_all((ROOT / "examples" / "minimal-presets.yaml").read_text()))
+    as_json = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=4)
+    expected = plan("-f", str(ROOT / "examples" / "minimal-presets.yaml")).stdout
+    assert plan("-f", "-", stdin=as_json).stdout == expected
+
+
+def test_a_3000_level_json_list_is_one_line_not_a_traceback() -> None:
+    result = plan("-f", "-", stdin='{"items": ' + "[" * 3000 + "]" * 3000 + "}")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "llmisvc-router plan: <stdin>: nested too deeply to read (an object may nest 100 levels)"
+    ]
 
 
 SVC = """\

@@ -1,39 +1,45 @@
-"""One test's stack: a fresh API stand-in, the production worker (``worker.factory.build_worker`` with the
-real ``RouterActivities`` over ``KubeClusterApi`` and the official client) on a task queue of its own,
-optionally the simulated gateway controller and the watcher, all against the session's Temporal dev
-server. Helpers read the world through the same client and wait for things to happen.
+"""One test's stack: the test's namespaces on the real control plane (``tests/cluster.py``: a namespace,
+a KServe namespace and a counting, faulting proxy of its own), the production worker
+(``worker.factory.build_worker`` with the real ``RouterActivities`` over ``KubeClusterApi`` and the
+official client) on a task queue of its own, optionally the simulated gateway controller and the
+watcher, all against the session's Temporal dev server. Helpers read the world through the test's own
+client and wait for things to happen.
 
-Requests are told apart in the stand-in's counters by User-Agent: the worker's activities, the watcher,
-the simulated gateway controller and the test itself each have their own.
+The worker and the watcher authenticate as their ServiceAccounts, with exactly the RBAC ``deploy/``
+ships: a call it does not allow is a 403 and fails the test. Their caches watch the test's namespaces
+only, as a deployment with ``LLMISVC_ROUTER_NAMESPACES`` does, so no test reconciles another's leftovers.
+Requests are told apart in the proxy's counters by User-Agent: the worker's activities, the watcher, the
+simulated gateway controller and the test itself (as the admin) each have their own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import pytest
 from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from activities.cluster_api import Wire
+from activities.cluster_api import ApiError, Wire
 from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.management import Management
 from activities.router_activities import RouterActivities
-from apiserver_standin.server import StandinApiServer
-from apiserver_standin.testing import running_apiserver, running_gateway_controller
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
-from llmisvc_devstack.controllers.gateway import SimulatedGatewayController
+from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from router_core.world.config import Environment
 from tests.builders import kube
+from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.model import Tuning
@@ -49,24 +55,38 @@ Handle = WorkflowHandle[Any, Any]
 PRODUCT_AGENT = "llmisvc-router/"  # prefix of both below
 WORKER_AGENT = "llmisvc-router/worker"
 WATCHER_AGENT = "llmisvc-router/watcher"
-CONTROLLER_AGENT = "standin-gateway-controller"
+CONTROLLER_AGENT = "simulated-gateway-controller"
 TEST_AGENT = "integration-test"
 WAIT = 20.0  # seconds a helper waits for the stack to get somewhere
 #: The watcher's production timing, with a shorter debounce so tests do not wait for it.
 TUNING = Tuning(debounce_seconds=0.05)
+#: Runs a test once per RBAC shape ``deploy/`` ships (issue 18): the cluster-wide ClusterRoles, and the
+#: namespaced overlay (ClusterRoles shrunk to the cluster-wide reads, Roles in the managed namespace).
+BOTH_RBAC_SHAPES = pytest.mark.parametrize("cluster", ["default", "namespaced-rbac"], indirect=True)
 
 
 @dataclass
 class Stack:
-    server: StandinApiServer
+    cluster: Cluster
     temporal: Client
-    namespace: str
     task_queue: str
-    kube: KubeClusterApi  # the test's own client
+    kube: KubeClusterApi  # the test's own client (the admin)
     worker_api: RecordingClusterApi
     controller: SimulatedGatewayController | None = None
     workflow_ids: set[str] = field(default_factory=set)
     worker: WorkerSlot | None = None  # the worker, restartable with other settings
+
+    @property
+    def namespace(self) -> str:
+        return self.cluster.namespace
+
+    @property
+    def kserve_namespace(self) -> str:
+        return self.cluster.kserve_namespace
+
+    @property
+    def env(self) -> Environment:
+        return self.cluster.env
 
     # --- the cluster ---------------------------------------------------------------------------------
 
@@ -156,13 +176,13 @@ class Stack:
 
         return await until(probe, f"RouterReady=True on {self.namespace}/{name}", timeout, interval=0.2)
 
-    # --- the stand-in's counters ---------------------------------------------------------------------
+    # --- the proxy's counters ------------------------------------------------------------------------
 
     def product_requests(self) -> int:
-        return self.server.counter.count(user_agent=PRODUCT_AGENT)
+        return self.cluster.counter.count(user_agent=PRODUCT_AGENT)
 
     def worker_writes(self, resource: str | None = None) -> int:
-        return self.server.counter.writes(resource=resource, user_agent=WORKER_AGENT)
+        return self.cluster.counter.writes(resource=resource, user_agent=WORKER_AGENT)
 
     async def terminate_workflows(self) -> None:
         for wid in sorted(self.workflow_ids):
@@ -178,58 +198,85 @@ class Stack:
 @asynccontextmanager
 async def running_stack(
     temporal: Client,
+    cluster: Cluster,
     *,
-    crds: str = "all",
     controller: Mapping[str, Any] | None = None,
     watcher: bool = False,
     resync_seconds: int = 600,
     tuning: Tuning = TUNING,
     management: Management | None = None,
 ) -> AsyncIterator[Stack]:
-    """A fresh stand-in seeded with KServe's namespace and ingress Gateway (when its CRD is served), a
-    namespace for the test, the worker on a task queue of its own and, when asked, the gateway controller
-    (``controller``: its ``ControllerConfig`` fields) and the watcher. ``management``: the mode and the
-    selection of worker and watcher (``activities.management``; default: write, everything)."""
+    """The test's cluster seeded with KServe's ingress Gateway (when Gateway API is served), the worker on a
+    task queue of its own and, when asked, the gateway controller (``controller``: its
+    ``ControllerConfig`` fields) and the watcher. ``management``: the mode and the selection of worker and
+    watcher (``activities.management``; default: write, everything)."""
     management = management or Management()
-    suffix = uuid.uuid4().hex[:8]
-    namespace = f"it-{suffix}"
-    with running_apiserver(crds=crds, bookmark_interval=0.5) as server, _clients(server) as clients:
+    namespaces = [cluster.namespace]
+    with _clients(cluster) as clients:
         test_client, worker_client, watcher_client = clients
         kube = KubeClusterApi(test_client)
-        seed(server, kube, namespace)
+        await asyncio.to_thread(seed, cluster, kube)
         worker_api = RecordingClusterApi(KubeClusterApi(worker_client))
         async with AsyncExitStack() as stack_exit:
             gateway_controller = None
             if controller is not None:
                 gateway_controller = stack_exit.enter_context(
-                    running_gateway_controller(server, **controller)
+                    running_gateway_controller(cluster, **controller)
                 )
             executor = stack_exit.enter_context(
                 ThreadPoolExecutor(max_workers=8, thread_name_prefix="activity")
             )
-            task_queue = f"integration-{suffix}"
+            task_queue = f"integration-{cluster.namespace}"
             # Worker and watcher as separate processes would run them: each with its own cache.
             selector = management.selector.text
-            cache = start_worker_cache(worker_client, [], world.ENV, tuning, selector)
+            cache = start_worker_cache(worker_client, namespaces, cluster.env, tuning, selector)
             stack_exit.push_async_callback(stop_cache, cache)
-            slot = WorkerSlot(temporal, task_queue, worker_api, cache, executor)
+            slot = WorkerSlot(temporal, task_queue, worker_api, cache, executor, cluster.env)
             await slot.start(management)
             stack_exit.push_async_callback(slot.stop)
-            stack = Stack(server, temporal, namespace, task_queue, kube, worker_api, gateway_controller)
+            stack = Stack(cluster, temporal, task_queue, kube, worker_api, gateway_controller)
             stack.worker = slot
             stack_exit.push_async_callback(stack.terminate_workflows)
             if watcher:
                 settings = OrchestratorSettings(
-                    task_queue=task_queue, resync_seconds=resync_seconds, service_selector=selector
+                    task_queue=task_queue,
+                    resync_seconds=resync_seconds,
+                    service_selector=selector,
+                    namespaces=namespaces,
                 )
                 stop = asyncio.Event()
                 watcher_cache = ClusterCache(watcher_client, tuning)
                 stack_exit.push_async_callback(stop_cache, watcher_cache)
                 task = asyncio.create_task(
-                    run_watcher(watcher_cache, temporal, settings, world.ENV, stop, tuning)
+                    run_watcher(watcher_cache, temporal, settings, cluster.env, stop, tuning)
                 )
                 stack_exit.push_async_callback(_stop_task, stop, task)
             yield stack
+        assert_nothing_forbidden(cluster)
+
+
+def assert_nothing_forbidden(cluster: Cluster) -> None:
+    """Every request the product made was one ``deploy/``'s RBAC allows: a refused one fails the test even
+    when the product coped with it (a watch retried with backoff, a read that falls back)."""
+    refused = cluster.counter.records(code=403, user_agent=PRODUCT_AGENT)
+    assert not refused, "refused by RBAC: " + ", ".join(
+        f"{r.user_agent} {r.verb} {r.group or 'core'}/{r.resource}"
+        f"{'/' + r.subresource if r.subresource else ''} in {r.namespace or '(all namespaces)'}"
+        for r in refused
+    )
+
+
+@contextmanager
+def running_gateway_controller(cluster: Cluster, **config: Any) -> Iterator[SimulatedGatewayController]:
+    """The simulated gateway controller (``config``: its ``ControllerConfig`` fields), a client of the
+    cluster as a real one is, for the ``with`` block."""
+    api = cluster.api_client(CONTROLLER_AGENT)
+    controller = SimulatedGatewayController(api, ControllerConfig(**config)).start()
+    try:
+        yield controller
+    finally:
+        controller.stop()
+        api.close()  # type: ignore[no-untyped-call]
 
 
 @dataclass
@@ -242,11 +289,12 @@ class WorkerSlot:
     api: RecordingClusterApi
     cache: ClusterCache
     executor: ThreadPoolExecutor
+    env: Environment
     _worker: Worker | None = None
     _task: asyncio.Task[None] | None = None
 
     async def start(self, management: Management) -> None:
-        activities = RouterActivities(self.api, self.cache, world.ENV, management)
+        activities = RouterActivities(self.api, self.cache, self.env, management)
         sizing = WorkerSizing(activity_threads=8)
         self._worker = build_worker(self.temporal, self.task_queue, activities, self.executor, sizing)
         self._task = asyncio.create_task(self._worker.run())
@@ -268,11 +316,14 @@ async def _stop_task(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
 
 
 @contextmanager
-def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
-    """One client per party, so the stand-in's counters can tell their requests apart."""
-    clients = [server.api_client(TEST_AGENT)] + [
-        server.api_client(agent, retries=CLIENT_RETRIES)  # configured as the product's processes are
-        for agent in (WORKER_AGENT, WATCHER_AGENT)
+def _clients(cluster: Cluster) -> Iterator[list[k8s.ApiClient]]:
+    """One client per party, so the proxy's counters can tell their requests apart: the test as the
+    admin, the worker and the watcher as their ServiceAccounts, configured as the product's processes
+    are."""
+    clients = [
+        cluster.api_client(TEST_AGENT),
+        cluster.api_client(WORKER_AGENT, role="worker", retries=CLIENT_RETRIES),
+        cluster.api_client(WATCHER_AGENT, role="watcher", retries=CLIENT_RETRIES),
     ]
     try:
         yield clients
@@ -281,11 +332,30 @@ def _clients(server: StandinApiServer) -> Iterator[list[k8s.ApiClient]]:
             client.close()  # type: ignore[no-untyped-call]
 
 
-def seed(server: StandinApiServer, kube: KubeClusterApi, namespace: str) -> None:
-    """The namespaces, and the ingress Gateway with its class when Gateway API is installed."""
-    with_ingress = all(server.registry.lookup(t.group, t.version, t.plural) for t in (GATEWAY, GATEWAYCLASS))
-    for type_, body in world.namespaces(namespace) + (world.ingress() if with_ingress else []):
-        kube.create(type_, body)
+def is_served(api: k8s.ApiClient, type_: ResourceType) -> bool:
+    """Whether the API server serves ``type_`` (discovery, as kubectl asks)."""
+    if not type_.group:
+        return True
+    try:
+        found: Any = k8s.CustomObjectsApi(api).get_api_resources(type_.group, type_.version)
+    except ApiException as err:
+        if err.status == 404:
+            return False
+        raise
+    return any(resource.name == type_.plural for resource in found.resources)
+
+
+def seed(cluster: Cluster, kube: KubeClusterApi) -> None:
+    """KServe's ingress Gateway in the test's KServe namespace, and the GatewayClass every test of the
+    plane shares (created by the first), when Gateway API is installed."""
+    if not all(is_served(kube.api_client, t) for t in (GATEWAY, GATEWAYCLASS)):
+        return
+    for type_, body in world.ingress(cluster.kserve_namespace):
+        try:
+            kube.create(type_, body)
+        except ApiError as err:
+            if not (type_ == GATEWAYCLASS and err.status == 409):
+                raise
 
 
 # --- waiting -------------------------------------------------------------------------------------------
@@ -340,5 +410,10 @@ def route_parent_conditions(route: Wire) -> dict[str, Wire]:
 
 
 async def gateway_programmed(stack: Stack) -> Wire | None:
-    gateway = await stack.get(GATEWAY, world.INGRESS_GATEWAY, world.KSERVE_NAMESPACE)
+    return await gateway_programmed_on(stack.kube, stack.cluster)
+
+
+async def gateway_programmed_on(kube: KubeClusterApi, cluster: Cluster) -> Wire | None:
+    """KServe's ingress Gateway in the test's KServe namespace, once it is Programmed."""
+    gateway = await asyncio.to_thread(kube.get, GATEWAY, cluster.kserve_namespace, world.INGRESS_GATEWAY)
     return gateway if gateway is not None and is_true(conditions_of(gateway), "Programmed") else None

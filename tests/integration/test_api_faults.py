@@ -1,10 +1,11 @@
-"""API failures injected into the stand-in: transient ones (503, 429 with Retry-After, a 409 lost race) are
-retried by Temporal and the pass converges, and the retries show in the history; a 422 on the HTTPRoute
-write is permanent: reported in the status, never retried in a loop."""
+"""API failures injected by the proxy in front of kube-apiserver: transient ones (503, 429 with Retry-After,
+a 409 lost race) are retried by Temporal and the pass converges, and the retries show in the history; a
+422 on the HTTPRoute write is permanent: reported in the status, never retried in a loop."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,13 +73,13 @@ def retried(runs: list[ActivityRun], name: str) -> ActivityRun:
 
 
 @pytest.mark.parametrize("fault", TRANSIENT.values(), ids=TRANSIENT.keys())
-async def test_transient_api_error_is_retried_and_the_pass_converges(temporal, fault):
-    async with running_stack(temporal) as stack:
+async def test_transient_api_error_is_retried_and_the_pass_converges(temporal, cluster, fault):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
-        rule = stack.server.faults.inject(**{"times": 1, **fault.rule})
+        rule = stack.cluster.faults.inject(**{"times": 1, **fault.rule})
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
-        stack.server.faults.clear()
+        stack.cluster.faults.clear()
 
         assert rule.fired == rule.times
         assert state.last is not None and state.last.outcome == "reconciled", state.last
@@ -95,13 +96,13 @@ async def test_transient_api_error_is_retried_and_the_pass_converges(temporal, f
         assert (run.started - run.scheduled).total_seconds() >= fault.min_delay, run
 
 
-async def test_status_conflict_is_retried_in_the_activity_on_the_latest_object(temporal):
+async def test_status_conflict_is_retried_in_the_activity_on_the_latest_object(temporal, cluster):
     """Another writer updated the service between the read and the status write: read it again, merge
     again, write again (client-go's RetryOnConflict), without failing the activity attempt."""
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         status = {"verb": "update", "resource": "llminferenceservices", "subresource": "status"}
-        rule = stack.server.faults.inject(**status, status=409, times=1)
+        rule = stack.cluster.faults.inject(**status, status=409, times=1)
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
 
@@ -110,16 +111,16 @@ async def test_status_conflict_is_retried_in_the_activity_on_the_latest_object(t
         assert "RouterReady" in await stack.conditions(NAME)
         run = retried(await activity_runs(handle), "evaluate_conditions")
         assert run.attempt == 1
-        puts = stack.server.counter.count(
+        puts = stack.cluster.counter.count(
             verb="update", resource="llminferenceservices", subresource="status", user_agent=WORKER_AGENT
         )
         assert puts == 2
 
 
-async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):
-    async with running_stack(temporal) as stack:
+async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
-        rule = stack.server.faults.inject(verb="create", resource="httproutes", status=409, times=1)
+        rule = stack.cluster.faults.inject(verb="create", resource="httproutes", status=409, times=1)
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
 
@@ -130,33 +131,33 @@ async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal):
         # One pass: read and plan, write, lose the race on the route; read and plan again, write the rest.
         assert names.count("fetch_gateways") == 2
         assert names.count("reconcile_routes") == 2
-        assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 2
+        assert stack.cluster.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 2
 
 
-async def test_one_failed_read_is_tried_again_inside_the_attempt(temporal):
+async def test_one_failed_read_is_tried_again_inside_the_attempt(temporal, cluster):
     """A GET that fails fast is tried again at once (activities.kube_api.REQUEST_RETRIES): the other reads
     of the attempt are kept and Temporal does not retry the activity."""
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
-        rule = stack.server.faults.inject(verb="get", resource="services", status=503, times=1)
+        rule = stack.cluster.faults.inject(verb="get", resource="services", status=503, times=1)
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
 
         assert rule.fired == 1
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         assert retried(await activity_runs(handle), "fetch_gateways").attempt == 1
-        gets = stack.server.counter.records(verb="get", resource="services", user_agent=WORKER_AGENT)
+        gets = stack.cluster.counter.records(verb="get", resource="services", user_agent=WORKER_AGENT)
         assert [r.code for r in gets][:2] == [503, 404]
 
 
-async def test_write_stored_before_its_response_was_lost_is_not_made_twice(temporal):
+async def test_write_stored_before_its_response_was_lost_is_not_made_twice(temporal, cluster):
     """The server stores the route, then answers 503: the create's second try inside the attempt is
     refused with 409 (the route exists), a lost race like any other: the live route is put in the cache
     and the pass plans again after the first restart pause (1 s), from reads that see the route as it
     should be, and writes nothing more."""
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
-        rule = stack.server.faults.inject(
+        rule = stack.cluster.faults.inject(
             verb="create", resource="httproutes", status=503, commit=True, times=1
         )
         handle = await stack.start_workflow(NAME)
@@ -171,7 +172,7 @@ async def test_write_stored_before_its_response_was_lost_is_not_made_twice(tempo
         ]
         summaries = [t.user_metadata.summary.data.decode() for t in timers]
         assert len(timers) == 2 and "resync" in summaries[-1], summaries
-        route_writes = stack.server.counter.records(resource="httproutes", user_agent=WORKER_AGENT)
+        route_writes = stack.cluster.counter.records(resource="httproutes", user_agent=WORKER_AGENT)
         assert [(r.verb, r.code) for r in route_writes if r.verb not in ("get", "list", "watch")] == [
             ("create", 503),
             ("create", 409),
@@ -180,11 +181,11 @@ async def test_write_stored_before_its_response_was_lost_is_not_made_twice(tempo
         assert summary.writes == 0  # the stored route is the one the pass wanted
 
 
-async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(temporal):
-    async with running_stack(temporal) as stack:
+async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         refusal = 'HTTPRoute.gateway.networking.k8s.io "opt-kserve-route" is invalid: spec.rules[0]: Too many'
-        stack.server.faults.inject(verb="create", resource="httproutes", status=422, message=refusal)
+        stack.cluster.faults.inject(verb="create", resource="httproutes", status=422, message=refusal)
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
         await asyncio.sleep(3)  # long enough for a retry loop to show; the re-check comes after 10 s
@@ -198,7 +199,7 @@ async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(te
             f"failed to create v1.HTTPRoute {route}: {refusal}"
         )
         assert (await stack.conditions(NAME))["RouterReady"]["reason"] == "HTTPRouteReconcileError"
-        assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
+        assert stack.cluster.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
         runs = await activity_runs(handle)
         assert [r.attempt for r in runs if r.name == "reconcile_routes"] == [1]
         assert (await stack.state(handle)).pass_count == 1
@@ -207,33 +208,56 @@ async def test_rejected_route_write_is_reported_in_the_status_and_not_retried(te
         )  # the scheduler phase went through
 
 
-async def test_a_write_slower_than_the_heartbeat_timeout_is_kept_alive_by_heartbeats(temporal):
+async def test_a_write_slower_than_the_heartbeat_timeout_is_kept_alive_by_heartbeats(temporal, cluster):
     """The route's create takes 7 s, longer than the 5 s heartbeat timeout but within the 10 s read
     timeout: the attempt heartbeats meanwhile, so Temporal neither times it out nor runs a second one."""
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
-        rule = stack.server.faults.inject(verb="create", resource="httproutes", delay=7.0, times=1)
+        rule = stack.cluster.faults.inject(verb="create", resource="httproutes", delay=7.0, times=1)
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
 
         assert rule.fired == 1
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         assert [r.attempt for r in await activity_runs(handle) if r.name == "reconcile_routes"] == [1]
-        assert stack.server.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
+        assert stack.cluster.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
 
 
-async def test_one_failed_write_is_tried_again_inside_the_attempt(temporal):
+async def test_one_failed_write_is_tried_again_inside_the_attempt(temporal, cluster):
     """A write that fails fast is tried again at once, as a read is: the create carries nothing a second
     try could harm (a route that landed is refused with 409), so Temporal does not retry the activity and
     the pass pays no retry backoff."""
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
-        rule = stack.server.faults.inject(verb="create", resource="httproutes", status=503, times=1)
+        rule = stack.cluster.faults.inject(verb="create", resource="httproutes", status=503, times=1)
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
 
         assert rule.fired == 1
         assert state.last is not None and state.last.outcome == "reconciled", state.last
         assert retried(await activity_runs(handle), "reconcile_routes").attempt == 1
-        creates = stack.server.counter.records(verb="create", resource="httproutes", user_agent=WORKER_AGENT)
+        creates = stack.cluster.counter.records(verb="create", resource="httproutes", user_agent=WORKER_AGENT)
         assert [r.code for r in creates] == [503, 201]
+
+
+async def test_a_cache_list_answered_429_with_retry_after_is_listed_again_after_that_pause_not_a_backoff(
+    temporal, cluster
+):
+    """kube-apiserver answers a list ``429 storage is (re)initializing`` with ``Retry-After: 1`` while a
+    kind's watch cache fills (a CRD just installed, an apiserver restarted): the cache lists again after
+    the second the server asked for, each time, instead of a backoff doubling from 0.5 s (which made five
+    such answers cost 15 s before the sixth list)."""
+    rule = cluster.faults.inject(
+        verb="list", resource="httproutes", user_agent=WORKER_AGENT, status=429, retry_after=1, times=5
+    )
+    async with running_stack(temporal, cluster) as stack:
+        await stack.create_service(NAME)
+        handle = await stack.start_workflow(NAME)
+        state = await stack.passes(handle, 1)
+
+        assert rule.fired == 5
+        assert state.last is not None and state.last.outcome == "reconciled", state.last
+        lists = stack.cluster.counter.records(verb="list", resource="httproutes", user_agent=WORKER_AGENT)
+        assert [r.code for r in lists][:6] == [429] * 5 + [200]
+        pauses = [later.time - earlier.time for earlier, later in itertools.pairwise(lists[:6])]
+        assert all(0.9 <= pause <= 2.5 for pause in pauses), pauses

@@ -1,5 +1,6 @@
 """``llmisvc-router reconcile|stop|resume|status NS/NAME`` as a person runs them, in a subprocess against
-the dev server, with the worker of the test's stack carrying the passes out."""
+the dev server and the test's cluster (as its admin), with the worker of the test's stack carrying the
+passes out."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import yaml
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from apiserver_standin.kubeconfig import write_kubeconfig
 from router_core import naming
 from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration.harness import Stack, annotations_of, running_stack, until
@@ -32,7 +32,7 @@ async def cli(temporal: Client, stack: Stack, *args: str, **extra: str) -> tuple
     env["TEMPORAL_ADDRESS"] = temporal.service_client.config.target_host
     env["LLMISVC_ROUTER_TASK_QUEUE"] = stack.task_queue
     kubeconfig = Path(tempfile.gettempdir()) / f"kubeconfig-{stack.namespace}"
-    env["KUBECONFIG"] = str(write_kubeconfig(kubeconfig, stack.server.url))
+    env["KUBECONFIG"] = str(stack.cluster.kubeconfig(kubeconfig))  # a person's: the admin's
     env.update(extra)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -48,8 +48,8 @@ async def cli(temporal: Client, stack: Stack, *args: str, **extra: str) -> tuple
     return process.returncode, out.decode(), err.decode()
 
 
-async def test_reconcile_starts_the_workflow_runs_a_pass_and_prints_its_outcome(temporal):
-    async with running_stack(temporal) as stack:
+async def test_reconcile_starts_the_workflow_runs_a_pass_and_prints_its_outcome(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         code, out, err = await cli(temporal, stack, "reconcile", f"{stack.namespace}/{NAME}")
         assert code == 0, err  # the pass reconciled (the router is not Ready: no gateway programmed it)
@@ -64,8 +64,8 @@ async def test_reconcile_starts_the_workflow_runs_a_pass_and_prints_its_outcome(
         assert state["pass_count"] >= 1 and state["last"]["outcome"] == "reconciled"
 
 
-async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflow(temporal):
-    async with running_stack(temporal) as stack:
+async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflow(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         service = f"{stack.namespace}/{NAME}"
         code, out, err = await cli(temporal, stack, "stop", service)
@@ -90,8 +90,10 @@ async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflo
 
 
 @pytest.mark.parametrize("action", ["stop", "resume", "reconcile", "status"])
-async def test_an_action_on_a_service_that_does_not_exist_exits_3_and_starts_nothing(temporal, action):
-    async with running_stack(temporal) as stack:
+async def test_an_action_on_a_service_that_does_not_exist_exits_3_and_starts_nothing(
+    temporal, cluster, action
+):
+    async with running_stack(temporal, cluster) as stack:
         code, out, err = await cli(temporal, stack, action, f"{stack.namespace}/nope")
         assert (code, out) == (3, "")
         assert err.strip() == f"llmisvc-router {action}: no LLMInferenceService {stack.namespace}/nope"
@@ -100,8 +102,8 @@ async def test_an_action_on_a_service_that_does_not_exist_exits_3_and_starts_not
         assert raised.value.status == RPCStatusCode.NOT_FOUND
 
 
-async def test_status_of_a_service_without_a_workflow_yet_exits_3_saying_how_to_start_one(temporal):
-    async with running_stack(temporal) as stack:
+async def test_status_of_a_service_without_a_workflow_yet_exits_3_saying_how_to_start_one(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         service = f"{stack.namespace}/{NAME}"
         code, out, err = await cli(temporal, stack, "status", service)
@@ -112,8 +114,8 @@ async def test_status_of_a_service_without_a_workflow_yet_exits_3_saying_how_to_
         )
 
 
-async def test_a_temporal_namespace_that_does_not_exist_is_named_with_what_to_do(temporal):
-    async with running_stack(temporal) as stack:
+async def test_a_temporal_namespace_that_does_not_exist_is_named_with_what_to_do(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         code, out, err = await cli(
             temporal, stack, "status", f"{stack.namespace}/{NAME}", TEMPORAL_NAMESPACE="nosuchns"
@@ -133,8 +135,8 @@ def console_spans(out: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("action", ["reconcile", "stop", "resume", "status"])
-async def test_the_commands_that_talk_to_temporal_honour_otel_variables(temporal, action):
-    async with running_stack(temporal) as stack:
+async def test_the_commands_that_talk_to_temporal_honour_otel_variables(temporal, cluster, action):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         if action == "status":
             await stack.start_workflow(NAME)  # status reads a workflow; the other three start one
@@ -155,8 +157,8 @@ async def test_the_commands_that_talk_to_temporal_honour_otel_variables(temporal
         assert span["resource"]["attributes"]["service.name"] == "llmisvc-router-cli-test"
 
 
-async def test_a_malformed_name_is_a_one_line_usage_error(temporal):
-    async with running_stack(temporal) as stack:
+async def test_a_malformed_name_is_a_one_line_usage_error(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         code, out, err = await cli(temporal, stack, "stop", "no-slash")
         assert (code, out) == (2, "")
         assert err.strip() == "llmisvc-router stop: no-slash: expected NAMESPACE/NAME"

@@ -1,5 +1,5 @@
 """LLMInferenceServiceConfigs on the dev stack (issue 9): the watcher starts and signals the workflows, the
-worker merges the configs it reads from the API stand-in; the test only edits the cluster."""
+worker merges the configs it reads from the cluster; the test only edits the cluster."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from router_core import naming
 from router_core.merge import wellknown
 from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
 from tests.integration import world
-from tests.integration.harness import Stack, conditions_of, running_stack, until
+from tests.integration.harness import BOTH_RBAC_SHAPES, Stack, conditions_of, running_stack, until
 from tests.integration.world import Wire
 from workflows.models import workflow_id
 
@@ -54,9 +54,10 @@ async def until_applied(stack: Stack, name: str, entry: Wire) -> None:
     await until(probe, f"status.appliedConfigs of {name} to list {entry}")
 
 
-async def test_a_config_edited_in_the_system_namespace_reaches_the_routes_of_its_services(temporal):
-    async with running_stack(temporal, watcher=True) as stack:
-        await stack.create(LLMISVC_CONFIG, route_config(world.KSERVE_NAMESPACE, "v1.example.com"))
+@BOTH_RBAC_SHAPES
+async def test_a_config_edited_in_the_system_namespace_reaches_the_routes_of_its_services(temporal, cluster):
+    async with running_stack(temporal, cluster, watcher=True) as stack:
+        await stack.create(LLMISVC_CONFIG, route_config(stack.kserve_namespace, "v1.example.com"))
         await stack.create_service("a")
         await stack.create_service("b")
         for name in ("a", "b"):
@@ -64,19 +65,19 @@ async def test_a_config_edited_in_the_system_namespace_reaches_the_routes_of_its
 
         patch = {"spec": {"router": {"route": {"http": {"spec": {"hostnames": ["v2.example.com"]}}}}}}
         await asyncio.to_thread(
-            stack.kube.patch_merge, LLMISVC_CONFIG, world.KSERVE_NAMESPACE, ROUTE_CONFIG, patch
+            stack.kube.patch_merge, LLMISVC_CONFIG, stack.kserve_namespace, ROUTE_CONFIG, patch
         )
 
         for name in ("a", "b"):
             await until_hostnames(stack, name, ["v2.example.com"], f"{name}'s route after the config edit")
         await until_applied(
-            stack, "a", {"name": ROUTE_CONFIG, "namespace": world.KSERVE_NAMESPACE, "source": "Preset"}
+            stack, "a", {"name": ROUTE_CONFIG, "namespace": stack.kserve_namespace, "source": "Preset"}
         )
 
 
-async def test_a_namespace_local_config_overrides_the_system_namespace_one(temporal):
-    async with running_stack(temporal, watcher=True) as stack:
-        await stack.create(LLMISVC_CONFIG, route_config(world.KSERVE_NAMESPACE, "system.example.com"))
+async def test_a_namespace_local_config_overrides_the_system_namespace_one(temporal, cluster):
+    async with running_stack(temporal, cluster, watcher=True) as stack:
+        await stack.create(LLMISVC_CONFIG, route_config(stack.kserve_namespace, "system.example.com"))
         await stack.create_service("a")
         await until_hostnames(stack, "a", ["system.example.com"], "the route from the system config")
 
@@ -87,8 +88,8 @@ async def test_a_namespace_local_config_overrides_the_system_namespace_one(tempo
         await until_applied(stack, "a", local)
 
 
-async def test_a_missing_base_ref_writes_nothing_but_status_and_fixing_it_recovers(temporal):
-    async with running_stack(temporal, watcher=True) as stack:
+async def test_a_missing_base_ref_writes_nothing_but_status_and_fixing_it_recovers(temporal, cluster):
+    async with running_stack(temporal, cluster, watcher=True) as stack:
         body = world.service("a", stack.namespace)
         body["spec"]["baseRefs"] = [{"name": "team-defaults"}]
         stack.workflow_ids.add(workflow_id(stack.namespace, "a"))
@@ -102,7 +103,7 @@ async def test_a_missing_base_ref_writes_nothing_but_status_and_fixing_it_recove
         assert presets["reason"] == "ConfigNotFound"
         assert presets["message"] == (
             f'LLMInferenceServiceConfig "team-defaults" not found in namespaces '
-            f"[{stack.namespace} {world.KSERVE_NAMESPACE}]"
+            f"[{stack.namespace} {stack.kserve_namespace}]"
         )
         # Status only (and the Event that tells of it): no routing object is written.
         assert stack.worker_writes() == stack.worker_writes("llminferenceservices") + stack.worker_writes(

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 SHADOW = Management.of("shadow")
 
 
-async def test_drift_of_every_service_lists_those_that_differ_with_their_objects(temporal):
-    async with running_stack(temporal, management=SHADOW) as stack:
+async def test_drift_of_every_service_lists_those_that_differ_with_their_objects(temporal, cluster):
+    async with running_stack(temporal, cluster, management=SHADOW) as stack:
         for name in ("matches", "differs"):
             await stack.create_service(name)
         await asyncio.to_thread(write_as_kserve, stack, "matches")
@@ -64,8 +64,8 @@ async def test_drift_of_every_service_lists_those_that_differ_with_their_objects
         )
 
 
-async def test_drift_errors_are_one_line_with_the_exit_status(temporal):
-    async with running_stack(temporal, management=SHADOW) as stack:
+async def test_drift_errors_are_one_line_with_the_exit_status(temporal, cluster):
+    async with running_stack(temporal, cluster, management=SHADOW) as stack:
         await stack.create_service("idle")
         service = f"{stack.namespace}/idle"
         cases = [

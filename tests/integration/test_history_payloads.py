@@ -44,11 +44,11 @@ def env(place: str) -> list[Wire]:
     return [{"name": "API_TOKEN", "value": secret(place)}]
 
 
-def scheduler_preset() -> Wire:
+def scheduler_preset(kserve_namespace: str) -> Wire:
     """KServe's scheduler preset as a cluster carries it, with a secret in its container's env."""
     (shipped,) = [
         c
-        for c in wellknown.shipped_configs("kserve-", world.KSERVE_NAMESPACE)
+        for c in wellknown.shipped_configs("kserve-", kserve_namespace)
         if c["metadata"]["name"] == SCHEDULER_CONFIG
     ]
     config = copy.deepcopy(shipped)
@@ -69,10 +69,10 @@ def service_with_secrets(name: str, namespace: str) -> Wire:
 
 
 async def plant_secrets(stack: Stack, name: str) -> None:
-    config = world.ingress_config(f"{world.KSERVE_NAMESPACE}/{world.INGRESS_GATEWAY}")
+    config = world.ingress_config(stack.kserve_namespace, f"{stack.kserve_namespace}/{world.INGRESS_GATEWAY}")
     config["data"]["database-password"] = secret("configmap-key")  # a key the router never reads
     await stack.create(CONFIGMAP, config)
-    await stack.create(LLMISVC_CONFIG, scheduler_preset())
+    await stack.create(LLMISVC_CONFIG, scheduler_preset(stack.kserve_namespace))
     stack.workflow_ids.add(workflow_id(stack.namespace, name))
     created = await stack.create(LLMISVC, service_with_secrets(name, stack.namespace))
     deployment = kube.scheduler_deployment(created)
@@ -88,8 +88,8 @@ async def history_bytes(handle: Handle) -> list[tuple[int, bytes]]:
     return [(event.event_id, event.SerializeToString()) for event in history.events]
 
 
-async def test_no_secret_the_router_reads_reaches_the_workflow_history(temporal):
-    async with running_stack(temporal, controller={}) as stack:
+async def test_no_secret_the_router_reads_reaches_the_workflow_history(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={}) as stack:
         await plant_secrets(stack, "opt")
         handle = await stack.start_workflow("opt")
         ready = await stack.until_router_ready("opt", drive=handle)
@@ -98,7 +98,7 @@ async def test_no_secret_the_router_reads_reaches_the_workflow_history(temporal)
 
         conditions = {c["type"]: c for c in ready["status"]["conditions"]}
         assert conditions["SchedulerWorkloadReady"]["status"] == "True"  # the Deployment was read
-        assert {"name": SCHEDULER_CONFIG, "namespace": world.KSERVE_NAMESPACE, "source": "Preset"} in ready[
+        assert {"name": SCHEDULER_CONFIG, "namespace": stack.kserve_namespace, "source": "Preset"} in ready[
             "status"
         ]["appliedConfigs"]  # the cluster's preset, not the built-in copy
         events = await history_bytes(handle)
@@ -120,8 +120,8 @@ def long_model_service(name: str, namespace: str, length: int) -> Wire:
     return svc
 
 
-async def test_a_service_too_large_for_a_payload_is_told_so_and_waits_for_a_change(temporal):
-    async with running_stack(temporal) as stack:
+async def test_a_service_too_large_for_a_payload_is_told_so_and_waits_for_a_change(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         stack.workflow_ids.add(workflow_id(stack.namespace, "big"))
         await stack.create(LLMISVC, long_model_service("big", stack.namespace, 100_000))
         handle = await stack.start_workflow("big")
@@ -155,12 +155,12 @@ def deeply_nested(levels: int) -> Wire:
     return root
 
 
-async def test_a_spec_nested_350_levels_deep_is_told_so_instead_of_failing_every_pass(temporal):
+async def test_a_spec_nested_350_levels_deep_is_told_so_instead_of_failing_every_pass(temporal, cluster):
     """An open-schema field (LoRA adapters keep unknown fields) accepts any depth; pydantic, which the
     plan copies the spec through, refuses 255 levels, and its JSON parser about 200. The service is
     refused before it is planned (``router_core.limits``): its status names the field, for its
     generation, and no payload of the history holds the deep value."""
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         stack.workflow_ids.add(workflow_id(stack.namespace, "deep"))
         svc = world.service("deep", stack.namespace)
         svc["spec"]["model"]["lora"] = {"adapters": [{"name": "a1", "options": deeply_nested(350)}]}

@@ -1,4 +1,4 @@
-"""Per-service isolation, end to end: the watcher and the worker over the API stand-in, with services the
+"""Per-service isolation, end to end: the watcher and the worker on the control plane, with services the
 API server stores but the router cannot read (open-schema fields nested 600 levels, an adapters field of
 the wrong type) next to good ones. Each malformed service gets its own ``InvalidSpec`` status; the good
 ones converge, and a good service's deleted route is recreated within seconds, not at the next resync."""
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 import urllib.request
 from functools import partial
@@ -18,6 +19,7 @@ from activities.service_status import INVALID_SPEC
 from router_core import naming
 from router_core.limits import MAX_DEPTH
 from router_core.models.kube import HTTPROUTE
+from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
 from tests.integration.world import Wire
@@ -47,14 +49,14 @@ def malformed(namespace: str) -> dict[str, Wire]:
 
 
 def post(stack: Stack, body: Wire) -> None:
-    """Create over plain HTTP, as kubectl would: the Python client's own serializer recurses per level
-    and stops short of 600."""
-    namespace = body["metadata"]["namespace"]
-    url = f"{stack.server.url}/apis/serving.kserve.io/v1alpha2/namespaces/{namespace}/llminferenceservices"
-    request = urllib.request.Request(
-        url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    """Create with a plain HTTPS request as the admin, as kubectl would: the Python client's own
+    serializer recurses per level and stops short of 600."""
+    cluster, namespace = stack.cluster, body["metadata"]["namespace"]
+    url = f"{cluster.url}/apis/serving.kserve.io/v1alpha2/namespaces/{namespace}/llminferenceservices"
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {cluster.plane.token('admin')}"}
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    context = ssl.create_default_context(cafile=str(cluster.control.ca_file))
+    with urllib.request.urlopen(request, timeout=10, context=context) as response:
         assert response.status == 201
 
 
@@ -65,8 +67,9 @@ async def invalid_spec_message(stack: Stack, name: str) -> str | None:
 
 async def test_with_malformed_services_present_a_good_services_deleted_route_is_recreated_within_2s(
     temporal: Client,
+    cluster: Cluster,
 ) -> None:
-    async with running_stack(temporal, watcher=True) as stack:
+    async with running_stack(temporal, cluster, watcher=True) as stack:
         bad = malformed(stack.namespace)
         for name, body in bad.items():
             stack.workflow_ids.add(f"llmisvc/{stack.namespace}/{name}")

@@ -1,5 +1,5 @@
-"""A service's life on a real Temporal dev server, the API stand-in and the official client: the first pass,
-readiness once the gateway is programmed, stop and resume, deletion. Passes are driven through the
+"""A service's life on a real Temporal dev server, the real control plane and the official client: the first
+pass, readiness once the gateway is programmed, stop and resume, deletion. Passes are driven through the
 workflow's ``reconcile`` signal and ``reconcile_now`` update (no watcher here)."""
 
 from __future__ import annotations
@@ -8,16 +8,17 @@ import asyncio
 
 import pytest
 
-from apiserver_standin.testing import running_gateway_controller
 from cluster_cache.model import SeenVersion
 from router_core import naming
 from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
+    BOTH_RBAC_SHAPES,
     annotations_of,
     conditions_of,
     gateway_programmed,
     is_true,
+    running_gateway_controller,
     running_stack,
     until,
 )
@@ -31,8 +32,9 @@ NAME = "opt"
 MANAGED = world.managed_objects(NAME)
 
 
-async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status(temporal):
-    async with running_stack(temporal) as stack:
+@BOTH_RBAC_SHAPES
+async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
@@ -46,7 +48,9 @@ async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status
         route = await stack.get(HTTPROUTE, naming.route_name(NAME))
         assert route is not None
         parents = route["spec"]["parentRefs"]
-        assert [(p["namespace"], p["name"]) for p in parents] == [("kserve", "kserve-ingress-gateway")]
+        assert [(p["namespace"], p["name"]) for p in parents] == [
+            (stack.kserve_namespace, world.INGRESS_GATEWAY)
+        ]
 
         conditions = await stack.conditions(NAME)
         # Nobody has programmed the ingress Gateway or accepted the route yet.
@@ -57,8 +61,8 @@ async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status
         assert stack.worker_writes("llminferenceservices") == 1  # the status
 
 
-async def test_service_becomes_router_ready_once_the_gateway_is_programmed(temporal):
-    async with running_stack(temporal) as stack:
+async def test_service_becomes_router_ready_once_the_gateway_is_programmed(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = await stack.start_workflow(NAME)
@@ -66,7 +70,7 @@ async def test_service_becomes_router_ready_once_the_gateway_is_programmed(tempo
         assert not is_true(await stack.conditions(NAME), "RouterReady")
 
         # The gateway controller starts only now: until then nobody programmed the Gateway.
-        with running_gateway_controller(stack.server):
+        with running_gateway_controller(stack.cluster):
             await until(lambda: gateway_programmed(stack), "the ingress Gateway to be programmed")
             svc = await stack.until_router_ready(NAME, drive=handle)
 
@@ -76,26 +80,27 @@ async def test_service_becomes_router_ready_once_the_gateway_is_programmed(tempo
         assert svc["status"]["url"] == f"http://{world.GATEWAY_ADDRESS}/{stack.namespace}/{NAME}"
 
 
-async def test_a_pass_over_a_settled_world_writes_nothing(temporal):
-    async with running_stack(temporal, controller={}) as stack:
+async def test_a_pass_over_a_settled_world_writes_nothing(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = await stack.start_workflow(NAME)
         await stack.until_router_ready(NAME, drive=handle)
         await asyncio.sleep(0.5)  # let the controller finish reacting to the last status write
-        stack.server.counter.reset()
+        stack.cluster.counter.reset()
 
         summary = await stack.reconcile_now(handle, "resync")
 
         assert (summary.outcome, summary.writes, summary.status_written) == ("reconciled", 0, False)
-        assert stack.server.counter.writes(user_agent="llmisvc-router/") == 0
+        assert stack.cluster.counter.writes(user_agent="llmisvc-router/") == 0
         # It read the world from the worker's cache: not one request besides the cache's open watches.
-        requests = stack.server.counter.records(user_agent="llmisvc-router/")
+        requests = stack.cluster.counter.records(user_agent="llmisvc-router/")
         assert [(r.verb, r.resource) for r in requests if r.verb != "watch"] == []
 
 
-async def test_stop_deletes_the_routing_objects_and_resume_recreates_them(temporal):
-    async with running_stack(temporal, controller={}) as stack:
+@BOTH_RBAC_SHAPES
+async def test_stop_deletes_the_routing_objects_and_resume_recreates_them(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = await stack.start_workflow(NAME)
@@ -126,8 +131,8 @@ async def test_stop_deletes_the_routing_objects_and_resume_recreates_them(tempor
         assert all(c.get("reason") != "Stopped" for c in conditions_of(svc).values())
 
 
-async def test_workflow_completes_when_the_service_is_deleted(temporal):
-    async with running_stack(temporal) as stack:
+async def test_workflow_completes_when_the_service_is_deleted(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
@@ -150,8 +155,8 @@ async def test_workflow_completes_when_the_service_is_deleted(temporal):
         assert result.passes == 2
 
 
-async def test_stop_is_carried_out_even_when_the_gateway_reference_is_broken(temporal):
-    async with running_stack(temporal) as stack:
+async def test_stop_is_carried_out_even_when_the_gateway_reference_is_broken(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         router = {
             "route": {},
             "gateway": {"refs": [{"name": "no-such-gateway", "namespace": stack.namespace}]},
@@ -173,8 +178,8 @@ async def test_stop_is_carried_out_even_when_the_gateway_reference_is_broken(tem
         assert "GatewaysReady" not in conditions or conditions["GatewaysReady"]["reason"] != "RefsInvalid"
 
 
-async def test_route_rejected_by_the_gateway_keeps_the_service_not_ready(temporal):
-    async with running_stack(temporal, controller={"reject_routes": True}) as stack:
+async def test_route_rejected_by_the_gateway_keeps_the_service_not_ready(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={"reject_routes": True}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = await stack.start_workflow(NAME)

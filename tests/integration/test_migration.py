@@ -23,8 +23,10 @@ NAME = "opt"
 MIGRATED = "serving.kserve.io/inference-pool-migrated"
 
 
-async def test_route_moves_to_v1_pools_after_the_gateway_rejects_v1alpha2(temporal):
-    async with running_stack(temporal, controller={"accepted_pool_groups": [POOL_V1_GROUP]}) as stack:
+async def test_route_moves_to_v1_pools_after_the_gateway_rejects_v1alpha2(temporal, cluster):
+    async with running_stack(
+        temporal, cluster, controller={"accepted_pool_groups": [POOL_V1_GROUP]}
+    ) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = await stack.start_workflow(NAME)
@@ -66,8 +68,8 @@ async def test_route_moves_to_v1_pools_after_the_gateway_rejects_v1alpha2(tempor
     [[POOL_V1ALPHA2_GROUP], [POOL_V1_GROUP, POOL_V1ALPHA2_GROUP]],
     ids=["gateway-understands-v1alpha2-only", "gateway-understands-both"],
 )
-async def test_route_stays_on_v1alpha2_pools_while_the_gateway_accepts_them(temporal, groups):
-    async with running_stack(temporal, controller={"accepted_pool_groups": groups}) as stack:
+async def test_route_stays_on_v1alpha2_pools_while_the_gateway_accepts_them(temporal, cluster, groups):
+    async with running_stack(temporal, cluster, controller={"accepted_pool_groups": groups}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = await stack.start_workflow(NAME)

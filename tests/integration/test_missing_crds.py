@@ -1,16 +1,22 @@
 """Gateway API and the InferencePool CRDs are not installed: the service reports the unmet precondition and
-the orchestrator (worker and watcher) waits without a hot loop; installing the CRDs brings it back."""
+the orchestrator (worker and watcher) waits without a hot loop; installing the CRDs brings it back.
+
+CRDs are cluster-wide: the module runs on a control plane of its own that starts with KServe's CRDs alone
+(the session's shared plane has them all)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 
 import pytest
 from temporalio.service import RPCError
 
 from router_core import naming
 from router_core.models.kube import HTTPROUTE
+from tests.cluster import Cluster, Plane, private_plane
+from tests.cluster import test_cluster as cluster_on
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, WATCHER_AGENT, WORKER_AGENT, Stack, running_stack, until
 from workflows.models import WorkflowState
@@ -26,8 +32,23 @@ MAX_REQUESTS = 100
 MAX_PASSES = 4
 
 
-async def test_missing_crds_are_reported_without_a_hot_loop_and_installing_them_recovers(temporal):
-    async with running_stack(temporal, crds="llmisvc", watcher=True) as stack:
+@pytest.fixture(scope="module")
+def bare_plane() -> Iterator[Plane]:
+    """A control plane with KServe's CRDs alone: Gateway API and the InferencePools are not installed."""
+    with private_plane(crd_selection="llmisvc") as plane:
+        yield plane
+
+
+@pytest.fixture
+def bare_cluster(bare_plane: Plane) -> Iterator[Cluster]:
+    with cluster_on(bare_plane) as cluster:
+        yield cluster
+
+
+async def test_missing_crds_are_reported_without_a_hot_loop_and_installing_them_recovers(
+    temporal, bare_cluster
+):
+    async with running_stack(temporal, bare_cluster, watcher=True) as stack:
         await stack.create_service(NAME)
         handle = stack.handle(NAME)
 
@@ -50,22 +71,22 @@ async def test_missing_crds_are_reported_without_a_hot_loop_and_installing_them_
         )
         assert conditions["RouterReady"]["reason"] == "GatewayPreconditionNotMet"
 
-        stack.server.counter.reset()
+        stack.cluster.counter.reset()
         passes_before = (await stack.state(handle)).pass_count
         started = time.monotonic()
         await asyncio.sleep(WINDOW)
         requests = stack.product_requests()
         passes = (await stack.state(handle)).pass_count - passes_before
-        breakdown = stack.server.counter.snapshot()
+        breakdown = stack.cluster.counter.snapshot()
 
         assert requests <= MAX_REQUESTS, breakdown
         assert passes <= MAX_PASSES, passes
-        assert stack.server.counter.writes(user_agent=PRODUCT_AGENT) <= 1, breakdown  # status unchanged
-        assert stack.server.counter.count(user_agent=WORKER_AGENT) > 0  # it did re-check
-        assert stack.server.counter.count(user_agent=WATCHER_AGENT) > 0  # and did watch for the CRDs
+        assert stack.cluster.counter.writes(user_agent=PRODUCT_AGENT) <= 1, breakdown  # status unchanged
+        assert stack.cluster.counter.count(user_agent=WORKER_AGENT) > 0  # it did re-check
+        assert stack.cluster.counter.count(user_agent=WATCHER_AGENT) > 0  # and did watch for the CRDs
         assert time.monotonic() - started >= WINDOW
 
-        stack.server.install_crds("all")
+        await asyncio.to_thread(stack.cluster.control.install_crds, "all")
         await asyncio.to_thread(seed_ingress, stack)
 
         async def recovered() -> WorkflowState | None:
@@ -80,5 +101,5 @@ async def test_missing_crds_are_reported_without_a_hot_loop_and_installing_them_
 
 
 def seed_ingress(stack: Stack) -> None:
-    for type_, body in world.ingress():
+    for type_, body in world.ingress(stack.kserve_namespace):
         stack.kube.create(type_, body)

@@ -15,7 +15,6 @@ import pytest
 from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
-from apiserver_standin.kubeconfig import write_kubeconfig
 from router_core import naming
 from router_core.models.kube import LLMISVC
 from runtime import logs
@@ -45,8 +44,8 @@ async def create_unreadable_service(stack: Stack) -> None:
     await stack.create(LLMISVC, body)
 
 
-async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warning_event(temporal):
-    async with running_stack(temporal) as stack:
+async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warning_event(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await create_unreadable_service(stack)
         handle = await stack.start_workflow(NAME)
 
@@ -73,12 +72,12 @@ async def test_an_unreadable_spec_gets_ready_false_with_the_field_and_one_warnin
 
 
 async def test_an_unreadable_spec_is_one_warning_line_without_traceback_and_quiet_on_re_checks(
-    temporal, caplog
+    temporal, cluster, caplog
 ):
     handler = logs.configure("text", "info")
     caplog.set_level(logging.INFO)
     try:
-        async with running_stack(temporal) as stack:
+        async with running_stack(temporal, cluster) as stack:
             await create_unreadable_service(stack)
             handle = await stack.start_workflow(NAME)
             await stack.passes(handle, 1)
@@ -93,8 +92,10 @@ async def test_an_unreadable_spec_is_one_warning_line_without_traceback_and_quie
     assert failures == [], "a spec the user must fix is not logged with a traceback"
 
 
-async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_changes_nothing(temporal):
-    async with running_stack(temporal) as stack:
+async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_changes_nothing(
+    temporal, cluster
+):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
@@ -107,12 +108,12 @@ async def test_a_pass_leaves_events_for_its_writes_and_none_for_a_pass_that_chan
         assert len(await events_about(stack, NAME)) == len(first)
 
 
-async def test_a_settled_stack_logs_one_ready_line_per_service_and_no_traceback(temporal, caplog):
+async def test_a_settled_stack_logs_one_ready_line_per_service_and_no_traceback(temporal, cluster, caplog):
     handler = logs.configure("text", "info")  # as the worker process does
     caplog.set_level(logging.INFO)
     names = ("alpha", "beta")
     try:
-        async with running_stack(temporal, controller={}) as stack:
+        async with running_stack(temporal, cluster, controller={}) as stack:
             for name in names:
                 await stack.create_service(name)
                 await stack.make_scheduler_ready(name)
@@ -132,12 +133,12 @@ async def test_a_settled_stack_logs_one_ready_line_per_service_and_no_traceback(
 
 
 def kubectl_describe(stack: Stack, name: str) -> str:
-    """``kubectl describe llminferenceservice NAME`` as a person runs it against the dev stack."""
+    """``kubectl describe llminferenceservice NAME`` as a person (the admin) runs it against the cluster."""
     workdir = Path(tempfile.mkdtemp(prefix="describe-"))
-    kubeconfig = write_kubeconfig(workdir / "kubeconfig", stack.server.url, stack.namespace)
+    kubeconfig = stack.cluster.kubeconfig(workdir / "kubeconfig")
     result = subprocess.run(
         [KUBECTL, "--kubeconfig", str(kubeconfig), "--cache-dir", str(workdir / "cache"),
-         "describe", "llminferenceservice", name],
+         "--namespace", stack.namespace, "describe", "llminferenceservice", name],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     shutil.rmtree(workdir, ignore_errors=True)
@@ -145,8 +146,8 @@ def kubectl_describe(stack: Stack, name: str) -> str:
     return result.stdout
 
 
-async def test_kubectl_describe_of_a_ready_service_lists_the_routers_events(temporal):
-    async with running_stack(temporal, controller={}) as stack:
+async def test_kubectl_describe_of_a_ready_service_lists_the_routers_events(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         await stack.until_router_ready(NAME, drive=await stack.start_workflow(NAME))

@@ -1,4 +1,4 @@
-"""What a pass costs, pinned exactly on the real Temporal dev server, the API stand-in and the worker's
+"""What a pass costs, pinned exactly on the real Temporal dev server, the control plane and the worker's
 cache: history events, workflow tasks, activities and API requests of a first pass and of a pass with
 nothing to do (docs/performance.md measures the same at scale)."""
 
@@ -21,8 +21,8 @@ NAME = "opt"
 E = EventType
 
 
-async def test_a_pass_with_nothing_to_do_is_one_workflow_task_one_activity_and_no_request(temporal):
-    async with running_stack(temporal, controller={}) as stack:
+async def test_a_pass_with_nothing_to_do_is_one_workflow_task_one_activity_and_no_request(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = await stack.start_workflow(NAME)
@@ -30,7 +30,7 @@ async def test_a_pass_with_nothing_to_do_is_one_workflow_task_one_activity_and_n
         await asyncio.sleep(0.5)  # the controller's last reaction to the status write
         settled = (await stack.state(handle)).pass_count
         before = len((await handle.fetch_history()).events)
-        stack.server.counter.reset()
+        stack.cluster.counter.reset()
 
         await handle.signal(LLMInferenceServiceWorkflow.reconcile, ReconcileSignal(reason="budget"))
         state = await stack.passes(handle, settled + 1)
@@ -40,7 +40,7 @@ async def test_a_pass_with_nothing_to_do_is_one_workflow_task_one_activity_and_n
         kinds = [event.event_type for event in new]
         payload = sum(event.ByteSize() for event in new)
         requests = [
-            r for r in stack.server.counter.records(user_agent="llmisvc-router/") if r.verb != "watch"
+            r for r in stack.cluster.counter.records(user_agent="llmisvc-router/") if r.verb != "watch"
         ]
 
     assert kinds == [
@@ -57,8 +57,8 @@ async def test_a_pass_with_nothing_to_do_is_one_workflow_task_one_activity_and_n
     assert state.last is not None and (state.last.writes, state.last.status_written) == (0, False)
 
 
-async def test_a_first_pass_is_two_markers_two_activities_and_a_timer(temporal):
-    async with running_stack(temporal) as stack:
+async def test_a_first_pass_is_two_markers_two_activities_and_a_timer(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)

@@ -10,6 +10,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
+from tests.cluster import Cluster
 from tests.integration.harness import running_stack, until
 from workflows import search_attributes, summaries
 from workflows.models import ServiceWorkflowInput, WorkflowState, workflow_id
@@ -20,7 +21,7 @@ NAME = "opt"
 
 
 async def test_a_fault_of_the_workflows_own_code_ends_the_pass_marked_pass_failing_and_the_next_clears_it(
-    temporal: Client, monkeypatch: pytest.MonkeyPatch
+    temporal: Client, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = summaries.pass_summary
     faults = [RuntimeError("a bug in the pass summary")]
@@ -31,7 +32,7 @@ async def test_a_fault_of_the_workflows_own_code_ends_the_pass_marked_pass_faili
         return real(*args, **kwargs)
 
     monkeypatch.setattr(summaries, "pass_summary", buggy_once)
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         handle = await temporal.start_workflow(
             LLMInferenceServiceWorkflow.run,

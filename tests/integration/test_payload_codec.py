@@ -53,7 +53,7 @@ UNENCODED = ("search_attributes", "marker_recorded_event_attributes.details[data
 
 
 async def test_with_the_codec_history_payloads_are_encrypted_and_the_codec_server_decodes_them(
-    temporal, tmp_path
+    temporal, cluster, tmp_path
 ):
     key = codec.new_key()
     keys_file = tmp_path / "keys.json"
@@ -64,7 +64,7 @@ async def test_with_the_codec_history_payloads_are_encrypted_and_the_codec_serve
     encrypted_client = await connect_temporal(
         {"TEMPORAL_ADDRESS": address, codec.KEYS_FILE_VARIABLE: str(keys_file)}
     )
-    async with running_stack(encrypted_client, watcher=True) as stack:
+    async with running_stack(encrypted_client, cluster, watcher=True) as stack:
         await stack.create_service("opt")  # the watcher starts its workflow and signals it
         handle = stack.handle("opt")
 

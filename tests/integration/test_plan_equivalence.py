@@ -1,6 +1,6 @@
 """For the same cluster state, a live pass writes exactly what ``llmisvc-router plan`` prints.
 
-Each scenario brings the stand-in to a state and freezes it (no gateway controller running), dumps what
+Each scenario brings the cluster to a state and freezes it (no gateway controller running), dumps what
 the router may read to a state file, runs ``llmisvc-router plan`` on it, then runs one live pass against the
 same state and compares the objects created, updated and deleted and the status written (modulo what the
 API server sets: uid, resourceVersion, creationTimestamp, generation, managedFields, and the time stamped
@@ -10,6 +10,8 @@ on the conditions that changed).
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -19,7 +21,6 @@ from typing import Any
 import pytest
 import yaml
 
-from apiserver_standin.testing import running_gateway_controller
 from router_core import naming
 from router_core.models.kube import (
     CONFIGMAP,
@@ -36,13 +37,13 @@ from router_core.models.kube import (
     key_of,
 )
 from router_core.world.config import CONFIGMAP_NAME
-from tests.integration import world
 from tests.integration.harness import (
     WORKER_AGENT,
     Handle,
     Stack,
     gateway_programmed,
     route_parent_conditions,
+    running_gateway_controller,
     running_stack,
     until,
 )
@@ -52,6 +53,13 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 NAME = "opt"
 PLAN_TIME = "2030-01-01T00:00:00Z"
+#: What ``runtime.environment`` reads; the test's stack sets POD_NAMESPACE alone (``Cluster.env``).
+ENVIRONMENT_VARIABLES = (
+    "GATEWAY_API_WILDCARD_HOSTNAME",
+    "CLUSTER_DOMAIN",
+    "POD_NAMESPACE",
+    "LLM_INFERENCE_SERVICE_CONFIG_PREFIX",
+)
 SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
 Wire = dict[str, Any]
 
@@ -61,7 +69,7 @@ Wire = dict[str, Any]
 
 async def new_service(stack: Stack) -> Callable[[], Awaitable[Handle]]:
     """A service nobody has reconciled yet, on a programmed ingress Gateway: everything is created."""
-    with running_gateway_controller(stack.server):
+    with running_gateway_controller(stack.cluster):
         await until(lambda: gateway_programmed(stack), "the ingress Gateway to be programmed")
     await stack.create_service(NAME)
     await stack.make_scheduler_ready(NAME)
@@ -71,7 +79,7 @@ async def new_service(stack: Stack) -> Callable[[], Awaitable[Handle]]:
 async def migrating_route(stack: Stack) -> Callable[[], Awaitable[Handle]]:
     """The gateway refused the route's v1alpha2 pools: the route is updated to v1 with the lock."""
     await stack.create_service(NAME)
-    with running_gateway_controller(stack.server, accepted_pool_groups=[POOL_V1_GROUP]):
+    with running_gateway_controller(stack.cluster, accepted_pool_groups=[POOL_V1_GROUP]):
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
 
@@ -87,7 +95,7 @@ async def stopped_by_annotation(stack: Stack) -> Callable[[], Awaitable[Handle]]
     """A user annotated a running service with serving.kserve.io/stop: its objects are deleted."""
     await stack.create_service(NAME)
     await stack.make_scheduler_ready(NAME)
-    with running_gateway_controller(stack.server):
+    with running_gateway_controller(stack.cluster):
         handle = await stack.start_workflow(NAME)
         await stack.until_router_ready(NAME, drive=handle)
     await stack.patch(LLMISVC, NAME, {"metadata": {"annotations": {"serving.kserve.io/stop": "true"}}})
@@ -98,7 +106,7 @@ async def settled(stack: Stack) -> Callable[[], Awaitable[Handle]]:
     """Nothing changed since the last pass: the plan is empty and the live pass writes nothing."""
     await stack.create_service(NAME)
     await stack.make_scheduler_ready(NAME)
-    with running_gateway_controller(stack.server):
+    with running_gateway_controller(stack.cluster):
         handle = await stack.start_workflow(NAME)
         await stack.until_router_ready(NAME, drive=handle)
         await asyncio.sleep(0.3)
@@ -148,26 +156,28 @@ SCENARIOS: dict[str, tuple[Scenario, list[tuple[str, str]], bool]] = {
 
 @pytest.mark.parametrize(("scenario", "writes", "status_changes"), SCENARIOS.values(), ids=SCENARIOS.keys())
 async def test_live_pass_writes_exactly_what_plan_prints(
-    temporal, tmp_path, scenario, writes, status_changes
+    temporal, cluster, tmp_path, scenario, writes, status_changes
 ):
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         run_pass = await scenario(stack)
         await asyncio.sleep(1.1)  # condition times have one-second resolution: make "changed" visible
         state = await asyncio.to_thread(dump_state, stack)
-        state_file = tmp_path / "state.yaml"
-        state_file.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": state}))
-        plan = await asyncio.to_thread(run_plan, state_file, f"{stack.namespace}/{NAME}")
+        state_file = tmp_path / "state.json"  # as kubectl get -o json writes it: the CRDs make megabytes
+        state_file.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": state}))
+        plan = await asyncio.to_thread(
+            run_plan, state_file, f"{stack.namespace}/{NAME}", stack.kserve_namespace
+        )
         stack.worker_api.reset()
-        stack.server.counter.reset()
+        stack.cluster.counter.reset()
 
         await run_pass()
 
         written = stack.worker_api.recorded()
         # Nothing unrecorded; the Events that tell about the writes are not writes of the plan.
-        events = stack.server.counter.writes(
+        events = stack.cluster.counter.writes(
             resource="events", group="events.k8s.io", user_agent=WORKER_AGENT
         )
-        assert stack.server.counter.writes(user_agent=WORKER_AGENT) - events == len(written)
+        assert stack.cluster.counter.writes(user_agent=WORKER_AGENT) - events == len(written)
         stored_status = next(o for o in state if o["kind"] == "LLMInferenceService").get("status") or {}
         planned = [(verb, kind) for (_, kind, _, _), (verb, _) in objects_planned(plan).items()]
         planned += [("delete", d["kind"]) for d in plan["delete"]]
@@ -190,7 +200,7 @@ async def test_live_pass_writes_exactly_what_plan_prints(
 
 
 def dump_state(stack: Stack) -> list[Wire]:
-    """What the router may read about the service, as ``kubectl get -o yaml`` would show it."""
+    """What the router may read about the service, as ``kubectl get -o json`` would show it."""
     ns, kube = stack.namespace, stack.kube
     service = kube.get(LLMISVC, ns, NAME)
     assert service is not None
@@ -206,14 +216,22 @@ def dump_state(stack: Stack) -> list[Wire]:
         (CRD, ""),
     ):
         objects += kube.list_objects(type_, namespace, {})
-    config = kube.get(CONFIGMAP, world.ENV.kserve_namespace, CONFIGMAP_NAME)
+    config = kube.get(CONFIGMAP, stack.kserve_namespace, CONFIGMAP_NAME)
     return objects + ([config] if config is not None else [])
 
 
-def run_plan(state_file: Path, name: str) -> Wire:
+def run_plan(state_file: Path, name: str, kserve_namespace: str) -> Wire:
+    """``plan`` as the worker would run it: the same KServe namespace (``POD_NAMESPACE``), the settings'
+    defaults otherwise."""
     command = [sys.executable, "-m", "llmisvc_router", "plan", "-f", str(state_file), "--name", name]
+    env = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT_VARIABLES}
     done = subprocess.run(
-        [*command, "--now", PLAN_TIME], capture_output=True, text=True, timeout=60, check=False
+        [*command, "--now", PLAN_TIME],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**env, "POD_NAMESPACE": kserve_namespace},
     )
     assert done.returncode == 0, done.stderr
     plan: Wire = yaml.safe_load(done.stdout)

@@ -8,7 +8,7 @@ import pytest
 from router_core import naming
 from router_core.models.kube import GATEWAY, HTTPROUTE
 from tests.integration import world
-from tests.integration.harness import conditions_of, running_stack, until
+from tests.integration.harness import BOTH_RBAC_SHAPES, conditions_of, running_stack, until
 from tests.integration.world import Wire
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -25,8 +25,9 @@ def router(namespace: str) -> Wire:
     }
 
 
-async def test_referenced_route_and_gateway_are_validated_then_drive_readiness(temporal):
-    async with running_stack(temporal, controller={}) as stack:
+@BOTH_RBAC_SHAPES
+async def test_referenced_route_and_gateway_are_validated_then_drive_readiness(temporal, cluster):
+    async with running_stack(temporal, cluster, controller={}) as stack:
         ns = stack.namespace
         await stack.create(GATEWAY, world.gateway(GATEWAY_NAME, ns))
         await stack.create_service(NAME, router=router(ns))

@@ -1,7 +1,7 @@
 """Writes the router computes from a service that the real schemas refuse are reported in status.
 
-The stand-in validates every write as kube-apiserver does (the vendored CRDs' schemas and CEL
-rules, the built-in checks), so these are the refusals a real cluster would give for the same
+kube-apiserver validates every write (the vendored CRDs' schemas and CEL rules, the built-in
+checks), so these are the refusals a real cluster gives for the same
 LLMInferenceService: the pass fails with the API's message in the conditions, and nothing is stored.
 A write the router itself knows the API would refuse (a route over Gateway API's match limit) is
 not sent at all, and the status says why.
@@ -23,20 +23,20 @@ def scheduler_without_epp_ports() -> dict[str, object]:
     return {"route": {}, "gateway": {}, "scheduler": {"template": {"containers": [container]}}}
 
 
-def scheduler_config_without_epp_ports() -> dict[str, object]:
+def scheduler_config_without_epp_ports(kserve_namespace: str) -> dict[str, object]:
     """KServe's scheduler config as a cluster may carry it (it replaces the built-in copy, whose
     container declares the EPP ports), with a container that declares none of them."""
     return {
         "apiVersion": "serving.kserve.io/v1alpha2",
         "kind": "LLMInferenceServiceConfig",
-        "metadata": {"name": "kserve-config-llm-scheduler", "namespace": world.KSERVE_NAMESPACE},
+        "metadata": {"name": "kserve-config-llm-scheduler", "namespace": kserve_namespace},
         "spec": {"router": scheduler_without_epp_ports()},
     }
 
 
-async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(temporal):
-    async with running_stack(temporal) as stack:
-        await stack.create(LLMISVC_CONFIG, scheduler_config_without_epp_ports())
+async def test_an_epp_service_without_ports_is_refused_and_reported_not_written(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
+        await stack.create(LLMISVC_CONFIG, scheduler_config_without_epp_ports(stack.kserve_namespace))
         await stack.create_service(NAME, router=scheduler_without_epp_ports())
         handle = await stack.start_workflow(NAME)
         state = await stack.passes(handle, 1)
@@ -54,13 +54,13 @@ def service_with_adapters(name: str, namespace: str, count: int) -> dict[str, ob
     return svc
 
 
-async def test_a_route_over_gateway_apis_match_limit_is_reported_in_status_not_written(temporal):
+async def test_a_route_over_gateway_apis_match_limit_is_reported_in_status_not_written(temporal, cluster):
     """The product behaviour (issue 9's decision): the router counts the matches itself and never
-    sends the route, so the HTTPRoute CRD's CEL rule (the stand-in's 422) is not reached. With the
+    sends the route, so the HTTPRoute CRD's CEL rule (kube-apiserver's 422) is not reached. With the
     presets and model-based routing, the managed route has 5 path matches and 9 model-header matches;
     each adapter adds a copy of the 9: 13 adapters make 5 + 9 x 14 = 131 > 128."""
     stack_name = "lora"
-    async with running_stack(temporal) as stack:
+    async with running_stack(temporal, cluster) as stack:
         stack.workflow_ids.add(workflow_id(stack.namespace, stack_name))
         await stack.create(LLMISVC, service_with_adapters(stack_name, stack.namespace, 13))
         handle = await stack.start_workflow(stack_name)

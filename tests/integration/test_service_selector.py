@@ -1,4 +1,4 @@
-"""The managed-services selector on the stack (worker, watcher, stand-in): services move in and out of
+"""The managed-services selector on the stack (worker, watcher, control plane): services move in and out of
 ``router=llmisvc`` while it runs. One outside gets no workflow and no request names its objects; one
 that enters gets a workflow; one that leaves is handed off: its workflow ends, its objects stay as they
 are, and nothing the router does touches them afterwards."""
@@ -38,7 +38,7 @@ def requests_naming(stack: Stack, name: str, since: float = 0.0) -> list[str]:
     names = {name, *(obj for _, obj in world.managed_objects(name))}
     return [
         f"{r.verb} {r.resource}/{r.name}"
-        for r in stack.server.counter.records(user_agent=PRODUCT_AGENT)
+        for r in stack.cluster.counter.records(user_agent=PRODUCT_AGENT)
         if r.name in names and r.time >= since
     ]
 
@@ -58,8 +58,10 @@ async def route_of(stack: Stack, name: str) -> dict[str, object] | None:
     return await stack.get(HTTPROUTE, naming.route_name(name))
 
 
-async def test_services_moving_in_and_out_of_the_selection_start_and_hand_off_their_workflows(temporal):
-    async with running_stack(temporal, watcher=True, management=SELECTED) as stack:
+async def test_services_moving_in_and_out_of_the_selection_start_and_hand_off_their_workflows(
+    temporal, cluster
+):
+    async with running_stack(temporal, cluster, watcher=True, management=SELECTED) as stack:
         await create(stack, "inside", LABEL)
         await create(stack, "outside", {"router": "kserve"})
         await until(lambda: route_of(stack, "inside"), "the selected service's route")

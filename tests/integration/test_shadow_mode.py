@@ -1,4 +1,4 @@
-"""Shadow mode on the stack (worker, watcher, stand-in): another writer (the test, standing in for KServe)
+"""Shadow mode on the stack (worker, watcher, control plane): another writer (the test, acting for KServe)
 has created the objects exactly as the router would; the shadow worker reads and plans every pass,
 writes nothing, and reports the drift. A route changed by hand is named with its field; restarting the
 worker in write mode (the workflows keep running) repairs it and the drift goes back to zero."""
@@ -19,8 +19,7 @@ from router_core.models.kube import BUILTIN_TYPES, HTTPROUTE, LLMISVC, ResourceT
 from router_core.models.llmisvc import LLMInferenceService
 from router_core.planner import passes, phases
 from router_core.world.status_merge import merge_status
-from tests.integration import world
-from tests.integration.harness import WORKER_AGENT, Stack, running_stack, until
+from tests.integration.harness import WORKER_AGENT, Stack, is_served, running_stack, until
 from tests.integration.test_cli_commands import cli
 from workflows import search_attributes
 from workflows.drift_report import DriftReport
@@ -39,7 +38,7 @@ class LiveReader:
 
     def __init__(self, stack: Stack) -> None:
         self.kube = stack.kube
-        self.registry = stack.server.registry
+        self._served: dict[ResourceType, bool] = {}
 
     def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
         return self.kube.get(type_, namespace, name) if self.is_installed(type_) else None
@@ -48,10 +47,11 @@ class LiveReader:
         return self.kube.list_objects(type_, namespace, labels) if self.is_installed(type_) else []
 
     def is_installed(self, type_: ResourceType) -> bool:
-        return (
-            type_ in BUILTIN_TYPES
-            or self.registry.lookup(type_.group, type_.version, type_.plural) is not None
-        )
+        if type_ in BUILTIN_TYPES:
+            return True
+        if type_ not in self._served:  # discovery, asked once per kind
+            self._served[type_] = is_served(self.kube.api_client, type_)
+        return self._served[type_]
 
 
 def write_as_kserve(stack: Stack, name: str) -> None:
@@ -61,7 +61,7 @@ def write_as_kserve(stack: Stack, name: str) -> None:
     for _ in range(5):
         raw = stack.kube.get(LLMISVC, stack.namespace, name) or {}
         plan = passes.plan_pass(
-            LLMInferenceService.model_validate(raw), reader, world.ENV, "2030-01-01T00:00:00Z"
+            LLMInferenceService.model_validate(raw), reader, stack.env, "2030-01-01T00:00:00Z"
         )
         ops = [op for ops in phases.split_into_phases(plan, reader).values() for op in ops]
         merged = merge_status(raw.get("status") or {}, plan.status)
@@ -97,8 +97,8 @@ async def change_route_by_hand(stack: Stack) -> None:
     await asyncio.to_thread(stack.kube.replace, HTTPROUTE, route)
 
 
-async def test_shadow_mode_writes_nothing_reports_drift_and_write_mode_repairs_it(temporal):
-    async with running_stack(temporal, watcher=True, management=SHADOW) as stack:
+async def test_shadow_mode_writes_nothing_reports_drift_and_write_mode_repairs_it(temporal, cluster):
+    async with running_stack(temporal, cluster, watcher=True, management=SHADOW) as stack:
         await stack.create_service(NAME)
         await asyncio.to_thread(write_as_kserve, stack, NAME)
         handle = stack.handle(NAME)
@@ -136,7 +136,7 @@ async def test_shadow_mode_writes_nothing_reports_drift_and_write_mode_repairs_i
         assert (after.mode, after.drift) == ("write", 0)
         assert await until(lambda: _equals(drift_attribute(stack), 0), "LlmisvcDrift back to 0")
         assert (await handle.describe()).run_id == run_id  # the same workflow run: no restart
-        written = stack.server.counter.records(user_agent=WORKER_AGENT, verb={"update", "create", "patch"})
+        written = stack.cluster.counter.records(user_agent=WORKER_AGENT, verb={"update", "create", "patch"})
         assert {(r.resource, r.name) for r in written if r.resource != "events"} == {
             ("httproutes", naming.route_name(NAME))
         }

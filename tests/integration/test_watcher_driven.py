@@ -9,7 +9,6 @@ import asyncio
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
-from apiserver_standin.testing import running_gateway_controller
 from router_core import naming
 from router_core.models.kube import (
     CONFIGMAP,
@@ -23,11 +22,13 @@ from router_core.models.kube import (
 from tests.history import activity_names
 from tests.integration import world
 from tests.integration.harness import (
+    BOTH_RBAC_SHAPES,
     Stack,
     annotations_of,
     backend_groups,
     conditions_of,
     is_true,
+    running_gateway_controller,
     running_stack,
     until,
 )
@@ -45,10 +46,12 @@ NAME = "opt"
 MANAGED = world.managed_objects(NAME)
 
 
+@BOTH_RBAC_SHAPES
 async def test_created_service_becomes_ready_when_its_gateway_is_programmed_and_its_workflow_ends_on_delete(
     temporal,
+    cluster,
 ):
-    async with running_stack(temporal, watcher=True) as stack:
+    async with running_stack(temporal, cluster, watcher=True) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         handle = stack.handle(NAME)
@@ -59,7 +62,7 @@ async def test_created_service_becomes_ready_when_its_gateway_is_programmed_and_
         await until(routed, "the watcher-started workflow to create the managed route")
         assert not is_true(await stack.conditions(NAME), "RouterReady")  # the Gateway is not programmed
 
-        with running_gateway_controller(stack.server):
+        with running_gateway_controller(stack.cluster):
             svc = await stack.until_router_ready(NAME)
 
         assert svc["status"]["url"] == f"http://{world.GATEWAY_ADDRESS}/{stack.namespace}/{NAME}"
@@ -73,9 +76,11 @@ async def test_created_service_becomes_ready_when_its_gateway_is_programmed_and_
         assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
 
 
-async def test_gateway_refusing_v1alpha2_pools_leads_to_the_migration_without_a_manual_trigger(temporal):
+async def test_gateway_refusing_v1alpha2_pools_leads_to_the_migration_without_a_manual_trigger(
+    temporal, cluster
+):
     async with running_stack(
-        temporal, watcher=True, controller={"accepted_pool_groups": [POOL_V1_GROUP]}
+        temporal, cluster, watcher=True, controller={"accepted_pool_groups": [POOL_V1_GROUP]}
     ) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
@@ -90,8 +95,10 @@ async def test_gateway_refusing_v1alpha2_pools_leads_to_the_migration_without_a_
         assert is_true(conditions_of(svc), "InferencePoolReady")
 
 
-async def test_stop_annotation_set_by_a_user_removes_the_routing_and_removing_it_restores_it(temporal):
-    async with running_stack(temporal, watcher=True, controller={}) as stack:
+async def test_stop_annotation_set_by_a_user_removes_the_routing_and_removing_it_restores_it(
+    temporal, cluster
+):
+    async with running_stack(temporal, cluster, watcher=True, controller={}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         await stack.until_router_ready(NAME)
@@ -120,8 +127,8 @@ async def _reason(stack: Stack, type_: str, reason: str) -> Wire | None:
     return svc if conditions_of(svc).get(type_, {}).get("reason") == reason else None
 
 
-async def test_service_deleted_and_created_again_is_reconciled_by_a_new_workflow_run(temporal):
-    async with running_stack(temporal, watcher=True, controller={}) as stack:
+async def test_service_deleted_and_created_again_is_reconciled_by_a_new_workflow_run(temporal, cluster):
+    async with running_stack(temporal, cluster, watcher=True, controller={}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         await stack.until_router_ready(NAME)
@@ -148,14 +155,15 @@ async def test_service_deleted_and_created_again_is_reconciled_by_a_new_workflow
         assert route["metadata"]["ownerReferences"][0]["uid"] == recreated["metadata"]["uid"]
 
 
-async def test_changing_the_ingress_gateway_in_the_kserve_config_moves_the_managed_route(temporal):
-    async with running_stack(temporal, watcher=True, controller={}) as stack:
+@BOTH_RBAC_SHAPES
+async def test_changing_the_ingress_gateway_in_the_kserve_config_moves_the_managed_route(temporal, cluster):
+    async with running_stack(temporal, cluster, watcher=True, controller={}) as stack:
         await stack.create_service(NAME)
         await stack.make_scheduler_ready(NAME)
         await stack.until_router_ready(NAME)
         await stack.create(GATEWAY, world.gateway("edge", stack.namespace))
 
-        await stack.create(CONFIGMAP, world.ingress_config(f"{stack.namespace}/edge"))
+        await stack.create(CONFIGMAP, world.ingress_config(stack.kserve_namespace, f"{stack.namespace}/edge"))
 
         async def moved() -> Wire | None:
             route = await stack.get(HTTPROUTE, naming.route_name(NAME)) or {"spec": {}}

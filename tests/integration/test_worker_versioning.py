@@ -30,16 +30,22 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.kube_api import KubeClusterApi
+from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.router_activities import RouterActivities
-from apiserver_standin.server import StandinApiServer
-from apiserver_standin.testing import running_apiserver
 from cluster_cache.targets import start_worker_cache
 from router_core import naming
 from router_core.models.kube import HTTPROUTE
-from tests.integration import world
+from tests.cluster import Cluster
 from tests.integration.conftest import TEMPORAL
-from tests.integration.harness import TUNING, WORKER_AGENT, Stack, seed, until
+from tests.integration.harness import (
+    TEST_AGENT,
+    TUNING,
+    WORKER_AGENT,
+    Stack,
+    assert_nothing_forbidden,
+    seed,
+    until,
+)
 from tests.integration.recording_api import RecordingClusterApi
 from watcher.runner import stop_cache
 from worker import versioning
@@ -155,17 +161,18 @@ async def drainage(client: Client, deployment: str, build: str) -> str:
 
 @asynccontextmanager
 async def versioned_worker(
-    temporal: Client, server: StandinApiServer, task_queue: str, deployment: str, build: str
+    temporal: Client, cluster: Cluster, task_queue: str, deployment: str, build: str
 ) -> AsyncIterator[Worker]:
-    """A worker process of ``build``: its own API client and cache, versioned through the settings."""
+    """A worker process of ``build``: its own API client (the worker's ServiceAccount) and cache,
+    versioned through the settings."""
     settings = OrchestratorSettings(task_queue=task_queue, deployment_name=deployment, build_id=build)
-    api_client = server.api_client(WORKER_AGENT)
+    api_client = cluster.api_client(WORKER_AGENT, role="worker", retries=CLIENT_RETRIES)
     async with AsyncExitStack() as stack:
         stack.callback(api_client.close)
         executor = stack.enter_context(ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"act-{build}"))
-        cache = start_worker_cache(api_client, [], world.ENV, TUNING)
+        cache = start_worker_cache(api_client, [cluster.namespace], cluster.env, TUNING)
         stack.push_async_callback(stop_cache, cache)
-        activities = RouterActivities(RecordingClusterApi(KubeClusterApi(api_client)), cache, world.ENV)
+        activities = RouterActivities(RecordingClusterApi(KubeClusterApi(api_client)), cache, cluster.env)
         worker = build_worker(
             temporal,
             task_queue,
@@ -211,21 +218,20 @@ def task_builds(events: Sequence[HistoryEvent]) -> list[str]:
 
 
 async def test_switching_the_current_version_moves_every_service_to_the_new_build_and_drains_the_old(
-    versioned_env,
+    versioned_env, cluster
 ):
     temporal = versioned_env.client
     timeline = Timeline()
     suffix = uuid.uuid4().hex[:8]
-    deployment, task_queue, namespace = f"llmisvc-router-{suffix}", f"versioning-{suffix}", f"it-{suffix}"
-    with running_apiserver(crds="all", bookmark_interval=0.5) as server:
-        test_api = server.api_client("integration-test")
+    deployment, task_queue = f"llmisvc-router-{suffix}", f"versioning-{suffix}"
+    with cluster.api_client(TEST_AGENT) as test_api:
         kube = KubeClusterApi(test_api)
-        seed(server, kube, namespace)
-        stack = Stack(server, temporal, namespace, task_queue, kube, RecordingClusterApi(kube))
+        seed(cluster, kube)
+        stack = Stack(cluster, temporal, task_queue, kube, RecordingClusterApi(kube))
         try:
             async with AsyncExitStack() as b_workers, AsyncExitStack() as a_workers:
                 await a_workers.enter_async_context(
-                    versioned_worker(temporal, server, task_queue, deployment, BUILD_A)
+                    versioned_worker(temporal, cluster, task_queue, deployment, BUILD_A)
                 )
                 timeline.note(f"worker of build {BUILD_A} polling task queue {task_queue}")
                 await set_current(temporal, deployment, BUILD_A)
@@ -238,7 +244,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
                 timeline.note(f"{len(SERVICES)} services reconciled on {BUILD_A}: {', '.join(SERVICES)}")
 
                 await b_workers.enter_async_context(
-                    versioned_worker(temporal, server, task_queue, deployment, BUILD_B)
+                    versioned_worker(temporal, cluster, task_queue, deployment, BUILD_B)
                 )
                 timeline.note(f"worker of build {BUILD_B} polling (not current: it gets no tasks yet)")
                 await set_current(temporal, deployment, BUILD_B)
@@ -277,7 +283,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
                 route_back = await stack.get(HTTPROUTE, naming.route_name(SERVICES[0]))
         finally:
             await stack.terminate_workflows()
-            test_api.close()  # type: ignore[no-untyped-call]
+    assert_nothing_forbidden(cluster)
     assert draining == "draining", "A still had the services pinned when B became current"
     report = timeline.report()
     print("\n" + report)

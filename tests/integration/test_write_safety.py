@@ -40,13 +40,13 @@ async def fired(rule: object, times: int) -> bool:
     return getattr(rule, "fired", 0) >= times
 
 
-async def test_a_retried_delete_does_not_remove_a_users_route_that_replaced_ours(temporal):
-    async with running_stack(temporal) as stack:
+async def test_a_retried_delete_does_not_remove_a_users_route_that_replaced_ours(temporal, cluster):
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
         await stack.passes(handle, 1)
         assert await stack.get(HTTPROUTE, ROUTE) is not None
-        rule = stack.server.faults.inject(
+        rule = stack.cluster.faults.inject(
             verb="delete", resource="httproutes", user_agent=WORKER_AGENT, status=503, times=3
         )
 
@@ -59,7 +59,7 @@ async def test_a_retried_delete_does_not_remove_a_users_route_that_replaced_ours
 
         survivor = await stack.get(HTTPROUTE, ROUTE)
         assert uid_of(survivor) == uid_of(users), "the user's route was deleted"
-        deletes = stack.server.counter.records(verb="delete", resource="httproutes", user_agent=WORKER_AGENT)
+        deletes = stack.cluster.counter.records(verb="delete", resource="httproutes", user_agent=WORKER_AGENT)
         assert deletes and all(r.code in (503, 409) for r in deletes), [r.code for r in deletes]
         assert [r.attempt for r in await activity_runs(handle) if r.name == "reconcile_routes"][-1] >= 2
         # The re-plan found a route of the same name that is not the service's: it says so, and leaves it.
@@ -69,9 +69,9 @@ async def test_a_retried_delete_does_not_remove_a_users_route_that_replaced_ours
             assert await stack.get(type_, name) is None, f"{type_.kind} {name} survived the stop"
 
 
-async def test_no_write_for_a_replaced_service_lands_and_the_new_one_converges(temporal):
-    async with running_stack(temporal, watcher=True) as stack:
-        rule = stack.server.faults.inject(
+async def test_no_write_for_a_replaced_service_lands_and_the_new_one_converges(temporal, cluster):
+    async with running_stack(temporal, cluster, watcher=True) as stack:
+        rule = stack.cluster.faults.inject(
             verb="create", resource="httproutes", user_agent=WORKER_AGENT, status=503, times=3
         )
         old_uid = uid_of(await stack.create_service(NAME))
@@ -115,10 +115,11 @@ async def _has_status(stack: Stack) -> bool:
     return "RouterReady" in await stack.conditions(NAME)
 
 
-async def test_a_delete_carries_the_uid_precondition(temporal):
-    """The DELETE itself names the object it means: the stand-in, like kube-apiserver, refuses it when
-    another object of that name is there (409, "Precondition failed: UID in precondition ...")."""
-    async with running_stack(temporal) as stack:
+async def test_a_delete_carries_the_uid_precondition(temporal, cluster):
+    """The DELETE itself names the object it means: kube-apiserver refuses it when
+    another object of that name is there (409, "the UID in the precondition ... does not match the UID
+    in record")."""
+    async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         ours = await stack.get(LLMISVC, NAME)
         assert ours is not None
@@ -128,7 +129,8 @@ async def test_a_delete_carries_the_uid_precondition(temporal):
             )
         assert getattr(refused.value, "status", None) == 409
         assert str(refused.value) == (
-            f'Operation cannot be fulfilled on llminferenceservices.serving.kserve.io "{NAME}": '
-            f"Precondition failed: UID in precondition: someone-else, UID in object meta: {uid_of(ours)}"
+            f'Operation cannot be fulfilled on LLMInferenceService.serving.kserve.io "{NAME}": '
+            f"the UID in the precondition (someone-else) does not match the UID in record ({uid_of(ours)}). "
+            "The object might have been deleted and then recreated"
         )
         assert await stack.get(LLMISVC, NAME) is not None

@@ -1,6 +1,10 @@
-"""The objects an integration test puts into the API stand-in: KServe's namespace with the default ingress
-Gateway, a namespace of the test's own, LLMInferenceServices (with the well-known router presets unless a
-test says otherwise) and what KServe's workload reconciler would add, the scheduler Deployment."""
+"""The objects an integration test puts into the cluster: the GatewayClass the simulated controller handles
+(cluster-scoped, shared by every test of a control plane), the default ingress Gateway in the test's
+KServe namespace, LLMInferenceServices (with the well-known router presets unless a test says otherwise)
+and what KServe's workload reconciler would add, the scheduler Deployment.
+
+KServe's namespace is the test's own (``Cluster.kserve_namespace``, the product's ``POD_NAMESPACE``), so
+the helpers that place something there take it as an argument."""
 
 from __future__ import annotations
 
@@ -17,33 +21,23 @@ from router_core.models.kube import (
     SERVICE,
     ResourceType,
 )
-from runtime.environment import environment_from
 from tests import builders as b
 from tests.builders import kube
 
 Wire = dict[str, Any]
-NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
 
-#: As the worker process reads it (and ``llmisvc-router plan`` too): KServe namespace "kserve" by default,
-#: whose ingress Gateway is kserve/kserve-ingress-gateway.
-ENV = environment_from()
-KSERVE_NAMESPACE = ENV.kserve_namespace
 INGRESS_GATEWAY = "kserve-ingress-gateway"
-GATEWAY_CLASS = "standin"
-#: The simulated gateway controller's name (apiserver_standin.gateway_status.ControllerConfig default).
+GATEWAY_CLASS = "simulated"
+#: The simulated gateway controller's name (llmisvc_devstack.controllers.gateway_status.ControllerConfig).
 CONTROLLER_NAME = "gateway.standin.local/controller"
 GATEWAY_ADDRESS = "203.0.113.10"  # what the simulated controller puts in a programmed Gateway's status
-
-
-def namespace(name: str) -> Wire:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
 
 def gateway_class() -> Wire:
     return b.gateway_class(GATEWAY_CLASS, CONTROLLER_NAME)
 
 
-def gateway(name: str = INGRESS_GATEWAY, ns: str = KSERVE_NAMESPACE) -> Wire:
+def gateway(name: str, ns: str) -> Wire:
     return b.gateway(name, ns, class_name=GATEWAY_CLASS, status=False)
 
 
@@ -61,15 +55,15 @@ def http_route(name: str, ns: str, gateway_name: str, gateway_ns: str) -> Wire:
     )
 
 
-def ingress_config(ingress_gateway: str) -> Wire:
-    """KServe's ``inferenceservice-config`` with Gateway API on and the given ``<namespace>/<name>`` as the
-    ingress Gateway."""
+def ingress_config(kserve_namespace: str, ingress_gateway: str) -> Wire:
+    """KServe's ``inferenceservice-config`` (in ``kserve_namespace``) with Gateway API on and the given
+    ``<namespace>/<name>`` as the ingress Gateway."""
     ingress = {
         "ingressGateway": "knative-serving/knative-ingress-gateway",
         "enableGatewayApi": True,
         "kserveIngressGateway": ingress_gateway,
     }
-    return kube.configmap("inferenceservice-config", KSERVE_NAMESPACE, ingress=json.dumps(ingress))
+    return kube.configmap("inferenceservice-config", kserve_namespace, ingress=json.dumps(ingress))
 
 
 AVAILABLE_DEPLOYMENT_STATUS: Wire = {
@@ -80,14 +74,9 @@ AVAILABLE_DEPLOYMENT_STATUS: Wire = {
 }
 
 
-def namespaces(ns: str) -> list[tuple[ResourceType, Wire]]:
-    """KServe's namespace and the test's own."""
-    return [(NAMESPACE, namespace(KSERVE_NAMESPACE)), (NAMESPACE, namespace(ns))]
-
-
-def ingress() -> list[tuple[ResourceType, Wire]]:
+def ingress(kserve_namespace: str) -> list[tuple[ResourceType, Wire]]:
     """The GatewayClass and KServe's default ingress Gateway (not programmed until a controller says so)."""
-    return [(GATEWAYCLASS, gateway_class()), (GATEWAY, gateway())]
+    return [(GATEWAYCLASS, gateway_class()), (GATEWAY, gateway(INGRESS_GATEWAY, kserve_namespace))]
 
 
 def managed_objects(svc: str) -> list[tuple[ResourceType, str]]:

@@ -1,13 +1,12 @@
-"""The orchestrator as its processes run it, for the observability tests: a fresh API stand-in holding one
-LLMInferenceService (KServe's namespace, the ingress Gateway, a namespace of the test's own), the
+"""The orchestrator as its processes run it, for the observability tests: the test's namespaces on the real
+control plane (``tests/cluster.py``) holding one LLMInferenceService next to the ingress Gateway, the
 production worker (``run_worker``) whose ``KubeClusterApi`` counts its requests on the client's metrics
-endpoint and, when asked, the production watcher (``run_watcher``)."""
+endpoint and, when asked, the production watcher (``run_watcher``), each as its ServiceAccount."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -18,14 +17,14 @@ from temporalio.service import RPCError
 
 from activities.api_telemetry import ApiTelemetry
 from activities.cluster_api import Wire
-from activities.kube_api import KubeClusterApi
-from apiserver_standin.server import StandinApiServer
-from apiserver_standin.testing import running_apiserver
+from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core.models.kube import LLMISVC
 from runtime import telemetry
+from tests.cluster import Cluster
 from tests.integration import world
+from tests.integration.harness import TEST_AGENT, WATCHER_AGENT, WORKER_AGENT, assert_nothing_forbidden, seed
 from watcher.model import Tuning
 from watcher.runner import run_watcher, stop_cache
 from worker.process import run_worker
@@ -41,8 +40,8 @@ SERVICE = "opt"
 @dataclass
 class Orchestrator:
     client: Client
-    server: StandinApiServer
-    kube: KubeClusterApi  # the test's own client
+    cluster: Cluster
+    kube: KubeClusterApi  # the test's own client (the admin)
     settings: OrchestratorSettings
     namespace: str
     name: str = SERVICE
@@ -72,39 +71,37 @@ class Orchestrator:
 
 @asynccontextmanager
 async def running_orchestrator(
-    client: Client, *, watcher: bool = False, mode: str = "write"
+    client: Client, cluster: Cluster, *, watcher: bool = False, mode: str = "write"
 ) -> AsyncIterator[Orchestrator]:
-    """The stand-in with one service and the worker (and the watcher) on a task queue of their own."""
-    suffix = uuid.uuid4().hex[:8]
-    namespace = f"obs-{suffix}"
+    """The test's cluster with one service and the worker (and the watcher) on a task queue of their own."""
+    namespace, env = cluster.namespace, cluster.env
     settings = OrchestratorSettings.model_validate(
-        {"task_queue": f"observability-{suffix}", "namespaces": [namespace], "mode": mode}
+        {"task_queue": f"observability-{namespace}", "namespaces": [namespace], "mode": mode}
     )
-    with running_apiserver(crds="all", bookmark_interval=0.5) as server:
-        kube = KubeClusterApi(server.client)
-        for type_, body in world.namespaces(namespace) + world.ingress():
-            kube.create(type_, body)
-        kube.create(LLMISVC, world.service(SERVICE, namespace))
-        async with AsyncExitStack() as stack:
-            worker_client = server.api_client("llmisvc-router/worker")
-            stack.callback(worker_client.close)
-            api = KubeClusterApi(worker_client, ApiTelemetry(telemetry.metric_meter(client)))
-            stop = asyncio.Event()
-            cache = start_worker_cache(worker_client, settings.namespaces, world.ENV)
-            stack.push_async_callback(stop_cache, cache)
-            tasks = [asyncio.create_task(run_worker(client, api, cache, settings, world.ENV, stop))]
-            if watcher:
-                watcher_client = server.api_client("llmisvc-router/watcher")
-                stack.callback(watcher_client.close)
-                tuning = Tuning(debounce_seconds=0.05)
-                watcher_cache = ClusterCache(watcher_client, tuning)
-                stack.push_async_callback(stop_cache, watcher_cache)
-                tasks.append(
-                    asyncio.create_task(run_watcher(watcher_cache, client, settings, world.ENV, stop, tuning))
-                )
-            orchestrator = Orchestrator(client, server, kube, settings, namespace)
-            stack.push_async_callback(_stop, stop, tasks, orchestrator)
-            yield orchestrator
+    async with AsyncExitStack() as stack:
+        test_client = cluster.api_client(TEST_AGENT)
+        stack.callback(test_client.close)
+        kube = KubeClusterApi(test_client)
+        await asyncio.to_thread(seed, cluster, kube)
+        await asyncio.to_thread(kube.create, LLMISVC, world.service(SERVICE, namespace))
+        worker_client = cluster.api_client(WORKER_AGENT, role="worker", retries=CLIENT_RETRIES)
+        stack.callback(worker_client.close)
+        api = KubeClusterApi(worker_client, ApiTelemetry(telemetry.metric_meter(client)))
+        stop = asyncio.Event()
+        cache = start_worker_cache(worker_client, settings.namespaces, env)
+        stack.push_async_callback(stop_cache, cache)
+        tasks = [asyncio.create_task(run_worker(client, api, cache, settings, env, stop))]
+        if watcher:
+            watcher_client = cluster.api_client(WATCHER_AGENT, role="watcher", retries=CLIENT_RETRIES)
+            stack.callback(watcher_client.close)
+            tuning = Tuning(debounce_seconds=0.05)
+            watcher_cache = ClusterCache(watcher_client, tuning)
+            stack.push_async_callback(stop_cache, watcher_cache)
+            tasks.append(asyncio.create_task(run_watcher(watcher_cache, client, settings, env, stop, tuning)))
+        orchestrator = Orchestrator(client, cluster, kube, settings, namespace)
+        stack.push_async_callback(_stop, stop, tasks, orchestrator)
+        yield orchestrator
+    assert_nothing_forbidden(cluster)
 
 
 async def _stop(stop: asyncio.Event, tasks: list[asyncio.Task[None]], orchestrator: Orchestrator) -> None:

@@ -22,6 +22,8 @@ import pytest_asyncio
 
 from runtime import telemetry
 from runtime.temporal import connect_temporal
+from tests.cluster import Cluster, Plane
+from tests.cluster import test_cluster as cluster_on
 from tests.observability import dashboard
 from tests.observability.failing_task import FAILED_TASKS, failing_workflow_task
 from tests.observability.harness import running_orchestrator, until
@@ -74,31 +76,32 @@ class Scraped:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def scraped(temporal_address: str) -> Scraped:
+async def scraped(temporal_address: str, plane: Plane) -> Scraped:
     port = _free_port()
     runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
     assert runtime is not None
     client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address}, runtime)
-    async with running_orchestrator(client, watcher=True) as orchestrator:
-        state = await orchestrator.passes(1)
-        assert state.last is not None
-        outcome = state.last.outcome
-        ready = router_ready(orchestrator.service())
+    with cluster_on(plane) as cluster:
+        async with running_orchestrator(client, cluster, watcher=True) as orchestrator:
+            state = await orchestrator.passes(1)
+            assert state.last is not None
+            outcome = state.last.outcome
+            ready = router_ready(orchestrator.service())
 
-        async def probe() -> Scrape | None:
-            scrape = await asyncio.to_thread(_scrape, port)
-            # The watcher counts the service once it sees the status the pass wrote.
-            return scrape if scrape.value("llmisvc_router_services", router_ready=ready) == 1 else None
+            async def probe() -> Scrape | None:
+                scrape = await asyncio.to_thread(_scrape, port)
+                # The watcher counts the service once it sees the status the pass wrote.
+                return scrape if scrape.value("llmisvc_router_services", router_ready=ready) == 1 else None
 
-        await until(probe, f"llmisvc_router_services{{router_ready={ready!r}}} 1")
+            await until(probe, f"llmisvc_router_services{{router_ready={ready!r}}} 1")
 
-        async def failed_task() -> Scrape | None:
-            scrape = await asyncio.to_thread(_scrape, port)
-            return scrape if scrape.value(FAILED_TASKS, workflow_type="AlwaysFailingTask") else None
+            async def failed_task() -> Scrape | None:
+                scrape = await asyncio.to_thread(_scrape, port)
+                return scrape if scrape.value(FAILED_TASKS, workflow_type="AlwaysFailingTask") else None
 
-        # A workflow task failing in the same process puts the SDK's failure counter on the endpoint.
-        async with failing_workflow_task(client):
-            metrics = await until(failed_task, f"{FAILED_TASKS} of AlwaysFailingTask")
+            # A workflow task failing in the same process puts the SDK's failure counter on the endpoint.
+            async with failing_workflow_task(client):
+                metrics = await until(failed_task, f"{FAILED_TASKS} of AlwaysFailingTask")
     return Scraped(metrics, outcome, ready, orchestrator.settings.task_queue)
 
 
@@ -139,12 +142,14 @@ async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(scr
     assert services == {state: (1 if state == ready else 0) for state in STATES}
 
 
-async def test_a_shadow_worker_exports_each_services_drift_as_a_gauge(temporal_address: str) -> None:
+async def test_a_shadow_worker_exports_each_services_drift_as_a_gauge(
+    temporal_address: str, cluster: Cluster
+) -> None:
     port = _free_port()
     runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
     assert runtime is not None
     client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address}, runtime)
-    async with running_orchestrator(client, watcher=True, mode="shadow") as orchestrator:
+    async with running_orchestrator(client, cluster, watcher=True, mode="shadow") as orchestrator:
         await orchestrator.passes(1)
         labels = {"llmisvc_namespace": orchestrator.namespace, "llmisvc_name": orchestrator.name}
 

@@ -20,6 +20,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from runtime import telemetry
 from runtime.temporal import connect_temporal
+from tests.cluster import Cluster
 from tests.observability.harness import Orchestrator, running_orchestrator
 from watcher.model import ServiceSignal
 from watcher.signaller import SIGNAL_SPAN, TemporalSignaller
@@ -47,18 +48,20 @@ def spans() -> Iterator[InMemorySpanExporter]:
 
 
 @asynccontextmanager
-async def traced_orchestrator(temporal_address: str, mode: str = "write") -> AsyncIterator[Orchestrator]:
+async def traced_orchestrator(
+    temporal_address: str, cluster: Cluster, mode: str = "write"
+) -> AsyncIterator[Orchestrator]:
     """The worker on a client made as the processes make theirs: with tracing on, it has the plugin."""
     client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address})
     assert "OpenTelemetryPlugin" in [plugin.name() for plugin in client.config()["plugins"]]
-    async with running_orchestrator(client, mode=mode) as orchestrator:
+    async with running_orchestrator(client, cluster, mode=mode) as orchestrator:
         yield orchestrator
 
 
 async def test_a_pass_is_one_trace_from_the_watchers_signal_to_the_kubernetes_calls(
-    temporal_address: str, spans: InMemorySpanExporter
+    temporal_address: str, cluster: Cluster, spans: InMemorySpanExporter
 ) -> None:
-    async with traced_orchestrator(temporal_address) as orchestrator:
+    async with traced_orchestrator(temporal_address, cluster) as orchestrator:
         await _signal(orchestrator, start=True)
         await orchestrator.passes(1)
 
@@ -106,9 +109,9 @@ async def test_a_pass_is_one_trace_from_the_watchers_signal_to_the_kubernetes_ca
 
 
 async def test_a_shadow_pass_carries_its_drift_and_makes_no_write_call(
-    temporal_address: str, spans: InMemorySpanExporter
+    temporal_address: str, cluster: Cluster, spans: InMemorySpanExporter
 ) -> None:
-    async with traced_orchestrator(temporal_address, mode="shadow") as orchestrator:
+    async with traced_orchestrator(temporal_address, cluster, mode="shadow") as orchestrator:
         await _signal(orchestrator, start=True)
         await orchestrator.passes(1)
 
@@ -122,9 +125,9 @@ async def test_a_shadow_pass_carries_its_drift_and_makes_no_write_call(
 
 
 async def test_each_pass_is_a_trace_of_its_own_continuing_the_signal_that_asked_for_it(
-    temporal_address: str, spans: InMemorySpanExporter
+    temporal_address: str, cluster: Cluster, spans: InMemorySpanExporter
 ) -> None:
-    async with traced_orchestrator(temporal_address) as orchestrator:
+    async with traced_orchestrator(temporal_address, cluster) as orchestrator:
         await _signal(orchestrator, start=True)
         await orchestrator.passes(1)
         await _signal(orchestrator, start=False)

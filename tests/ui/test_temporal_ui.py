@@ -2,8 +2,9 @@
 search attributes and reads the static summary and the Markdown current details.
 
 A dev server with the UI and the four search attributes registered, the production worker
-(``build_worker`` with the real activities over the in-memory cluster of the workflow tests) and a start
-through ``WorkflowStarter``, as the watcher does it; then headless Chromium (Debian's ``chromium``,
+(``build_worker`` with the real activities as the worker's ServiceAccount, on the test's namespaces of the
+real control plane: one service with the presets, its ingress Gateway programmed, no route accepted) and a
+start through ``WorkflowStarter``, as the watcher does it; then headless Chromium (Debian's ``chromium``,
 driven by Playwright) goes through the pages. Screenshots of the list and of the workflow page are saved
 under ``test-artifacts/``. A machine without Chromium fails this test: CI installs it.
 """
@@ -23,10 +24,22 @@ from playwright.async_api import Page, async_playwright, expect
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.router_activities import RouterActivities
-from tests.workflows import world
-from tests.workflows.fake_cluster import FakeCluster
+from cluster_cache.targets import start_worker_cache
+from router_core.models.kube import LLMISVC
+from tests.cluster import Cluster
+from tests.integration import world
+from tests.integration.harness import (
+    TEST_AGENT,
+    WORKER_AGENT,
+    gateway_programmed_on,
+    running_gateway_controller,
+    seed,
+    until,
+)
 from tests.workflows.harness import DEV_SERVER
+from watcher.runner import stop_cache
 from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
 from workflows import search_attributes
 from workflows.models import ReconcileSignal, workflow_id
@@ -45,17 +58,24 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TASK_QUEUE = "temporal-ui-test"
 UI_WAIT_MS = 20_000  # the SPA fetches from the server after each navigation
 VISIBLE_WAIT = 20.0  # seconds for the first pass to reach the list queries (visibility is eventual)
-#: What the first pass over the world of the workflow tests writes (see ``tests/workflows/world.py``).
-SERVICE_URL = f"http://203.0.113.10/{world.NAMESPACE}/{world.NAME}"
-#: The query a person would type: this service's workflow, found by the search attributes it keeps.
-QUERY = " AND ".join(
-    f'{key.name} = "{value}"'
-    for key, value in (
-        (search_attributes.NAMESPACE, world.NAMESPACE),
-        (search_attributes.NAME, world.NAME),
-        (search_attributes.OUTCOME, "reconciled"),
+NAME = "opt"
+
+
+def service_url(namespace: str) -> str:
+    """What the first pass writes: the programmed ingress Gateway's address and the service's path."""
+    return f"http://{world.GATEWAY_ADDRESS}/{namespace}/{NAME}"
+
+
+def query(namespace: str) -> str:
+    """The query a person would type: this service's workflow, found by the search attributes it keeps."""
+    return " AND ".join(
+        f'{key.name} = "{value}"'
+        for key, value in (
+            (search_attributes.NAMESPACE, namespace),
+            (search_attributes.NAME, NAME),
+            (search_attributes.OUTCOME, "reconciled"),
+        )
     )
-)
 
 
 #: The saved view of docs/operations.md: every service's workflow, with these columns.
@@ -89,38 +109,60 @@ async def ui_server() -> AsyncIterator[UiServer]:
         await env.shutdown()
 
 
+async def seed_service(cluster: Cluster) -> None:
+    """The service and its ingress Gateway, programmed by the simulated controller, which then stops: the
+    route the first pass creates is accepted by nobody (RouterReady False, the URL known)."""
+    with cluster.api_client(TEST_AGENT) as api:
+        kube = KubeClusterApi(api)
+        await asyncio.to_thread(seed, cluster, kube)
+        with running_gateway_controller(cluster):
+            await until(lambda: gateway_programmed_on(kube, cluster), "the ingress Gateway to be programmed")
+        await asyncio.to_thread(kube.create, LLMISVC, world.service(NAME, cluster.namespace))
+
+
 async def test_a_services_workflow_is_found_by_search_attribute_and_shows_summary_and_details(
-    ui_server: UiServer,
+    ui_server: UiServer, cluster: Cluster
 ) -> None:
     assert CHROMIUM.exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (Debian's package)"
-    client = ui_server.client
-    with ThreadPoolExecutor(max_workers=4) as executor:
-        cluster = FakeCluster(world.minimal_world())
-        activities = RouterActivities(cluster, cluster, world.ENV)
-        async with build_worker(client, TASK_QUEUE, activities, executor, WorkerSizing(activity_threads=4)):
-            starter = await WorkflowStarter.create(client, TASK_QUEUE, resync_seconds=600)
-            assert starter.with_search_attributes, "the dev server should have the search attributes"
-            await starter.signal_with_start(
-                world.NAMESPACE, world.NAME, "reconcile", [ReconcileSignal(reason="Temporal UI test")]
-            )
-            await _until_listed(client, QUERY)
-            async with async_playwright() as playwright:
-                browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-                try:
-                    page = await browser.new_page(viewport={"width": 1600, "height": 900})
-                    try:
-                        await _list_services_with_their_columns(page, ui_server.url)
-                        await _find_in_list(page, ui_server.url)
-                        await _read_user_metadata(page)
-                        await _read_timer_summary(page)
-                    except AssertionError:
-                        await _screenshot(page, "temporal-ui-failure.png")  # what the page showed instead
-                        raise
-                finally:
-                    await browser.close()
+    client, namespace = ui_server.client, cluster.namespace
+    await seed_service(cluster)
+    worker_client = cluster.api_client(WORKER_AGENT, role="worker", retries=CLIENT_RETRIES)
+    cache = start_worker_cache(worker_client, [namespace], cluster.env)
+    with worker_client, ThreadPoolExecutor(max_workers=4) as executor:
+        activities = RouterActivities(KubeClusterApi(worker_client), cache, cluster.env)
+        try:
+            async with build_worker(
+                client, TASK_QUEUE, activities, executor, WorkerSizing(activity_threads=4)
+            ):
+                starter = await WorkflowStarter.create(client, TASK_QUEUE, resync_seconds=600)
+                assert starter.with_search_attributes, "the dev server should have the search attributes"
+                await starter.signal_with_start(
+                    namespace, NAME, "reconcile", [ReconcileSignal(reason="Temporal UI test")]
+                )
+                await _until_listed(client, query(namespace))
+                await _browse(ui_server.url, namespace)
+        finally:
+            await stop_cache(cache)
 
 
-async def _list_services_with_their_columns(page: Page, ui_url: str) -> None:
+async def _browse(ui_url: str, namespace: str) -> None:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1600, "height": 900})
+            try:
+                await _list_services_with_their_columns(page, ui_url, namespace)
+                await _find_in_list(page, ui_url, namespace)
+                await _read_user_metadata(page, namespace)
+                await _read_timer_summary(page)
+            except AssertionError:
+                await _screenshot(page, "temporal-ui-failure.png")  # what the page showed instead
+                raise
+        finally:
+            await browser.close()
+
+
+async def _list_services_with_their_columns(page: Page, ui_url: str, namespace: str) -> None:
     """The saved-view recipe of docs/operations.md: the services' workflows with the four search
     attributes as columns, saved as a view."""
     query = urllib.parse.quote(SERVICES_QUERY, safe="")
@@ -136,12 +178,10 @@ async def _list_services_with_their_columns(page: Page, ui_url: str) -> None:
     names = [text.strip() for text in await header.all_inner_texts()]
     assert [n for n in names if n in COLUMNS] == COLUMNS, names
     assert not set(HIDDEN_COLUMNS) & set(names), names
-    row = page.locator(
-        "tbody tr", has=page.get_by_role("link", name=workflow_id(world.NAMESPACE, world.NAME))
-    )
+    row = page.locator("tbody tr", has=page.get_by_role("link", name=workflow_id(namespace, NAME)))
     cells = row.locator("td")
     texts = [text.strip() for text in await cells.all_inner_texts()]
-    for value in (world.NAMESPACE, world.NAME, "False", "reconciled"):
+    for value in (namespace, NAME, "False", "reconciled"):
         assert value in texts, f"{value!r} not in the row {texts}"
     await page.get_by_test_id("create-view-button").click()
     await page.get_by_test_id("workflow-save-view-modal-input").fill(VIEW_NAME)
@@ -157,11 +197,11 @@ async def _read_timer_summary(page: Page) -> None:
     await _screenshot(page, "temporal-ui-timer.png")
 
 
-async def _find_in_list(page: Page, ui_url: str) -> None:
+async def _find_in_list(page: Page, ui_url: str, namespace: str) -> None:
     """The workflow list filtered by the search attributes shows the service's workflow."""
-    query = urllib.parse.quote(QUERY, safe="")
-    await page.goto(f"{ui_url}/namespaces/default/workflows?query={query}")
-    link = page.get_by_role("link", name=workflow_id(world.NAMESPACE, world.NAME), exact=True)
+    quoted = urllib.parse.quote(query(namespace), safe="")
+    await page.goto(f"{ui_url}/namespaces/default/workflows?query={quoted}")
+    link = page.get_by_role("link", name=workflow_id(namespace, NAME), exact=True)
     await expect(link).to_be_visible(timeout=UI_WAIT_MS)
     await expect(link).to_have_count(1)  # one workflow per service (the Type column is hidden by the view)
     await _screenshot(page, "temporal-ui-list.png")
@@ -169,22 +209,24 @@ async def _find_in_list(page: Page, ui_url: str) -> None:
     await page.wait_for_url("**/timeline", timeout=UI_WAIT_MS)
 
 
-async def _read_user_metadata(page: Page) -> None:
+async def _read_user_metadata(page: Page, namespace: str) -> None:
     """The static summary and the current details render; the details as Markdown (a table, a link)."""
     await page.get_by_role("tab", name="User Metadata").click()
     summary = page.frame_locator("#user-metadata-summary")
-    await expect(summary.get_by_text(f"LLMInferenceService {world.NAMESPACE}/{world.NAME}")).to_be_visible(
+    await expect(summary.get_by_text(f"LLMInferenceService {namespace}/{NAME}")).to_be_visible(
         timeout=UI_WAIT_MS
     )
     fixed = await page.content()
     assert "Reconciles the router of the LLMInferenceService" in fixed or await _static_details_shown(page)
     details = page.frame_locator("#user-metadata-current-details")
     await expect(details.locator("h3")).to_have_text(
-        f"LLMInferenceService {world.NAMESPACE}/{world.NAME}", timeout=UI_WAIT_MS
+        f"LLMInferenceService {namespace}/{NAME}", timeout=UI_WAIT_MS
     )
     await expect(details.locator("strong").first).to_have_text("Last pass:")
     await expect(details.get_by_text("reconciled at")).to_be_visible()
-    await expect(details.get_by_role("link", name=SERVICE_URL)).to_have_attribute("href", SERVICE_URL)
+    await expect(details.get_by_role("link", name=service_url(namespace))).to_have_attribute(
+        "href", service_url(namespace)
+    )
     table = details.locator("table")
     await expect(table.locator("th")).to_have_text(["condition", "status"])
     router_ready = table.locator("tr", has=page.locator("td", has_text="RouterReady"))
