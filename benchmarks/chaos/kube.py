@@ -25,6 +25,8 @@ KINDS = {
     "Gateway": ("apis/gateway.networking.k8s.io/v1", "gateways"),
     "GatewayClass": ("apis/gateway.networking.k8s.io/v1", "gatewayclasses"),
     "InferencePool": ("apis/inference.networking.k8s.io/v1", "inferencepools"),
+    "InferencePoolV1alpha2": ("apis/inference.networking.x-k8s.io/v1alpha2", "inferencepools"),
+    "LLMInferenceServiceConfig": ("apis/serving.kserve.io/v1alpha2", "llminferenceserviceconfigs"),
     "Service": ("api/v1", "services"),
     "ConfigMap": ("api/v1", "configmaps"),
     "Namespace": ("api/v1", "namespaces"),
