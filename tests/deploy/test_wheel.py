@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DEV_STACK_PACKAGES = ("apiserver_standin", "llmisvc_devstack")
+DEV_STACK_PACKAGES = ("llmisvc_devstack",)
 
 
 def _uv() -> str:
