@@ -5,7 +5,7 @@ is always synced and never behind (its reads are the API's, faults and holds inc
 API-server rules the activities rely on (uids, resourceVersions and 409 on a stale write, 404 as
 "absent", discovery of served kinds), so the production ``RouterActivities`` and the real planning
 core run unchanged on top of it.
-The JSON merge patch is the stand-in's own (one implementation of RFC 7386 in the repository).
+The JSON merge patch is its own (RFC 7386, as the API server applies it).
 Tests change the world directly (``put``, ``remove``, ``served``) and queue faults (``fail``) or hold a
 call (``hold``) to control what the activities see.
 """
