@@ -58,7 +58,8 @@ def worker_cache(cluster: Cluster) -> Iterator[ClusterCache]:
     client = cluster.api_client(WORKER_AGENT, role="worker")
     cache = start_worker_cache(client, [], cluster.env, TUNING)
     try:
-        assert cache.wait_synced(10), cache.unsynced()
+        # 30 s: on a fresh plane a custom resource's storage answers 429 a while after its CRD is Established
+        assert cache.wait_synced(30), cache.unsynced()
         yield cache
     finally:
         cache.stop()

@@ -34,7 +34,8 @@ from llmisvc_devstack.controlplane.crds import POOL_V1_GROUP
 from router_core import naming
 from router_core.models.kube import LLMISVC
 from router_core.planner.plan import Phase
-from tests.cluster import Cluster, shared_plane, test_cluster
+from tests import cluster as clusters
+from tests.cluster import Cluster, shared_plane
 from tests.deploy import rbac_grants
 from watcher.model import ServiceSignal, Tuning
 from watcher.runner import stop_cache, watch_and_signal
@@ -53,7 +54,7 @@ Exercise = Callable[[Cluster, k8s.CustomObjectsApi, list[str]], None]
 @pytest.fixture
 def namespaced() -> Iterator[Cluster]:
     """A test's namespaces on the plane with the namespaced RBAC of ``deploy/overlays/namespaced``."""
-    with test_cluster(shared_plane("namespaced-rbac")) as one:
+    with clusters.test_cluster(shared_plane("namespaced-rbac")) as one:
         yield one
 
 
