@@ -202,3 +202,6 @@ def test_cluster(plane: Plane, prefix: str = "it") -> Iterator[Cluster]:
     finally:
         proxy.stop()
         cluster._delete_namespaces()
+
+
+test_cluster.__test__ = False  # type: ignore[attr-defined]  # a helper: pytest must not collect it where imported
