@@ -8,7 +8,7 @@ EXAMPLE ?= examples/minimal-presets.yaml
 bootstrap:
 	@scripts/bootstrap
 
-## run: the whole stack locally (Temporal dev server + UI, Kubernetes API stand-in, worker, watcher)
+## run: the whole stack locally (Temporal dev server + UI, the real Kubernetes control plane, worker, watcher)
 run: bootstrap
 	$(VENV)/llmisvc-router dev
 

@@ -1,18 +1,19 @@
 """The body of the write activities (``reconcile_scheduler``, ``reconcile_routes``,
 ``attempt_v1_migration``): one phase's writes, in order, each checked first (``activities.write_guard``).
 
-The attempt heartbeats while it runs and starts no request it could not finish before its timeout
-(``activities.attempts``). A write that loses a race (409) restarts the pass after a short back-off; a
-write whose plan is stale (the service replaced, the target not the object planned, a DELETE precondition
-refused) restarts it at once; a transient failure is retried by Temporal, whose retry re-checks the
-targets against the API; a refused write (other 4xx) stops the phase and is reported, not raised.
+The attempt heartbeats while it runs (``activities.heartbeats``) and starts no request it could not
+finish before its timeout (``activities.attempts``). A write that loses a race (409) restarts the pass
+after a short back-off; a write whose plan is stale (the service replaced, the target not the object
+planned, a DELETE precondition refused) restarts it at once; a transient failure is retried by Temporal,
+whose retry re-checks the targets against the API; a refused write (other 4xx) stops the phase and is
+reported, not raised.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from activities import attempts, errors, payload_guard, service_status, write_guard
+from activities import attempts, errors, heartbeats, payload_guard, service_status, write_guard
 from activities.cluster_api import REQUEST_BUDGET, ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
 from activities.models import ApplyInput, ApplyResult, PlannedTarget, RejectedWrite
@@ -39,7 +40,7 @@ class PhaseWriter:
         self.events = events
 
     def apply(self, request: ApplyInput) -> ApplyResult:
-        with attempts.heartbeating():
+        with heartbeats.heartbeating():
             attempt = attempts.Attempt(REQUEST_BUDGET)
             try:
                 return self._apply_checked(request, attempt)

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import attempts, errors, payload_guard, phase_writes, service_status, shadow, write_guard
+from activities import errors, heartbeats, payload_guard, phase_writes, service_status, shadow, write_guard
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
@@ -267,7 +267,7 @@ class RouterActivities:
         if self.management.shadow:
             log.warning("shadow mode: %s of %s not written", STOP_ANNOTATION, request.key)
             return False
-        with attempts.heartbeating(), _translated():
+        with heartbeats.heartbeating(), _translated():
             raw = self.api.get(LLMISVC, request.key.namespace, request.key.name)
             if raw is None:
                 return False

@@ -1,10 +1,11 @@
 """Cost and speed of the orchestrator: the production worker (``worker.process.run_worker``) and watcher
-(``watcher.runner.run_watcher``) on a local Temporal dev server, against the API server stand-in with its
-simulated gateway controller in a child process (so the cluster does not share this interpreter's lock).
+(``watcher.runner.run_watcher``) on a local Temporal dev server, against the real control plane (etcd,
+kube-apiserver, kube-controller-manager) with the simulated gateway controller in a process of its own,
+the worker and the watcher each as its ServiceAccount through the counting proxy (its own process too).
 
 Prints:
   * history events of a service's first pass and of a no-op resync pass;
-  * API reads and writes of those passes (the stand-in's request counters, the worker's User-Agent);
+  * API reads and writes of those passes (the proxy's request counters, the worker's User-Agent);
   * the time from creating a service (a POST, as ``kubectl apply`` does) to ``RouterReady=True`` with the
     watcher and the gateway controller running: median over ``--services`` services, one at a time;
   * passes/s with ``--concurrent`` services: created at once (until all are RouterReady), then one
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import statistics
 import sys
 import tempfile
@@ -32,10 +32,10 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
-from apiserver_standin.control import ControlClient
-from apiserver_standin.server import make_api_client
-from apiserver_standin.testing import running_apiserver_process
+from benchmarks.kube_stack import KubeStack
+from benchmarks.scale_stack import kube_stack
 from cluster_cache.cache import ClusterCache
 from cluster_cache.targets import start_worker_cache
 from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
@@ -61,36 +61,39 @@ TEMPORAL = Path(sys.executable).parent / "temporal"
 READ_VERBS = ("get", "list")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def service(name: str) -> Wire:
     return b.service(name, NS, uid=None, generation=None, model=b.model(), router=b.presets())
 
 
-AVAILABLE = {"replicas": 1, "availableReplicas": 1, "conditions": [{"type": "Available", "status": "True"}]}
+AVAILABLE = {
+    "replicas": 1,
+    "readyReplicas": 1,  # a real API server refuses more available replicas than ready ones
+    "availableReplicas": 1,
+    "conditions": [{"type": "Available", "status": "True"}],
+}
 
 
 class Cluster:
-    """The benchmark's own view of the stand-in: the official client plus the control endpoint."""
+    """The benchmark's own view of the cluster: the admin's client (to kube-apiserver directly) plus the
+    proxy's control endpoint, whose counters are the product's requests."""
 
-    def __init__(self, url: str) -> None:
-        self.client = make_api_client(url, "bench")
+    def __init__(self, stack: KubeStack) -> None:
+        self.client = stack.client("bench")
         self.kube = KubeClusterApi(self.client)
-        self.control = ControlClient(url)
+        self.control = stack.control
 
     def seed(self) -> None:
-        for name in ("kserve", NS):
-            self.kube.create(NAMESPACE_TYPE, {"metadata": {"name": name}})
+        try:
+            self.kube.create(NAMESPACE_TYPE, {"metadata": {"name": NS}})
+        except ApiError as err:
+            if err.status != 409:
+                raise
         self.kube.create(
             GATEWAYCLASS,
             {
                 "apiVersion": "gateway.networking.k8s.io/v1",
                 "kind": "GatewayClass",
-                "metadata": {"name": "standin"},
+                "metadata": {"name": "simulated"},
                 "spec": {"controllerName": "gateway.standin.local/controller"},
             },
         )
@@ -101,7 +104,7 @@ class Cluster:
                 "kind": "Gateway",
                 "metadata": {"name": "kserve-ingress-gateway", "namespace": "kserve"},
                 "spec": {
-                    "gatewayClassName": "standin",
+                    "gatewayClassName": "simulated",
                     "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
                 },
             },
@@ -268,21 +271,19 @@ async def run(args: argparse.Namespace) -> None:
     try:
         with (
             tempfile.TemporaryDirectory() as tmp,
-            running_apiserver_process(
-                Path(tmp) / "kubeconfig", free_port(), extra_args=["--gateway-controller"]
-            ) as standin,
+            kube_stack(Path(tmp), controller_args=["--no-workload"]) as stack,
         ):
-            cluster = Cluster(standin.url)
+            cluster = Cluster(stack)
             cluster.seed()
             settings = OrchestratorSettings(task_queue=TASK_QUEUE)
             print(
-                f"Temporal dev server (local), stand-in + gateway controller in a child process, "
-                f"worker with {settings.activity_threads} activity threads",
+                f"Temporal dev server (local), control plane + proxy + gateway controller in processes of "
+                f"their own, worker with {settings.activity_threads} activity threads",
                 flush=True,
             )
             stop = asyncio.Event()
-            worker_client = make_api_client(standin.url, WORKER_AGENT)
-            watcher_client = make_api_client(standin.url, WATCHER_AGENT)
+            worker_client = stack.client(WORKER_AGENT, "worker", settings.kube_connections)
+            watcher_client = stack.client(WATCHER_AGENT, "watcher")
             env_settings = environment_from()
             cache = start_worker_cache(worker_client, [], env_settings)
             watcher_cache = ClusterCache(watcher_client)

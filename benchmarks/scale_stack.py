@@ -1,6 +1,8 @@
-"""The processes and the cluster view of ``bench_scale.py``: the stand-in (with its gateway and workload
-controllers) and ``llmisvc-router worker`` / ``watch`` as child processes, everything on 127.0.0.1, and a
-:class:`Fleet` that seeds the stand-in, creates the services and watches them become Ready.
+"""The processes and the cluster view of ``bench_scale.py``: the real control plane, the counting proxy
+and the simulated gateway and workload controllers (:mod:`benchmarks.kube_stack`, each its own process),
+``llmisvc-router worker`` / ``watch`` as child processes authenticated as their ServiceAccounts, everything
+on 127.0.0.1, and a :class:`Fleet` that seeds the cluster, creates the services and watches them become
+Ready. The product's API requests are counted by the proxy it talks through.
 """
 
 from __future__ import annotations
@@ -8,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
-from apiserver_standin.control import ControlClient
-from apiserver_standin.server import make_api_client
-from apiserver_standin.testing import StandinProcess, running_apiserver_process
+from benchmarks.kube_stack import CONTROLLER_AGENT, KubeStack
+from benchmarks.procs import START_TIMEOUT, free_port
 from router_core import naming
 from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
 from tests import builders as b
@@ -28,24 +29,23 @@ from tests import builders as b
 Wire = dict[str, Any]
 NS = "bench"
 BENCH_AGENT = "bench"  # the benchmark's own requests, left out of the product's counts
-CONTROLLER_AGENT = "standin-"  # the simulated gateway and workload controllers
 NAMESPACE_TYPE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
 ROUTER = Path(sys.executable).parent / "llmisvc-router"
 READ_VERBS = ("get", "list", "watch")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["NS", "Fleet", "free_port", "kube_stack", "peak_rss_mib", "product", "service"]
 
 
 @contextlib.contextmanager
-def standin(workdir: Path, label: str) -> Iterator[StandinProcess]:
-    """A fresh stand-in process with the simulated gateway and workload controllers."""
-    extra = ["--gateway-controller", "--workload-controller"]
-    with running_apiserver_process(workdir / f"{label}.kubeconfig", free_port(), extra_args=extra) as process:
-        yield process
+def kube_stack(workdir: Path, controller_args: list[str] | None = None) -> Iterator[KubeStack]:
+    """A new control plane with the proxy and the simulated controllers, stopped at the end."""
+    print("starting the control plane (etcd, kube-apiserver, kube-controller-manager) ...", flush=True)
+    stack = KubeStack.start(workdir / "kube", controller_args=controller_args)
+    try:
+        yield stack
+    finally:
+        stack.stop()
 
 
 #: What each command logs once it is serving.
@@ -54,8 +54,8 @@ READY_LINES = {"worker": "worker polling task queue", "watch": "watching LLMInfe
 
 @contextlib.contextmanager
 def product(command: str, kubeconfig: Path, temporal: str, task_queue: str, log: Path) -> Iterator[int]:
-    """``llmisvc-router <command>`` against the stand-in and Temporal, once it logged that it is serving;
-    yields its pid; SIGTERM at the end."""
+    """``llmisvc-router <command>`` with ``kubeconfig`` (its ServiceAccount's, through the proxy) and
+    Temporal, once it logged that it is serving; yields its pid; SIGTERM at the end."""
     env = {
         **os.environ,
         "TEMPORAL_ADDRESS": temporal,
@@ -79,7 +79,9 @@ def product(command: str, kubeconfig: Path, temporal: str, task_queue: str, log:
                 process.wait()
 
 
-def _wait_for_line(process: subprocess.Popen[bytes], log: Path, line: str, timeout: float = 60.0) -> None:
+def _wait_for_line(
+    process: subprocess.Popen[bytes], log: Path, line: str, timeout: float = START_TIMEOUT
+) -> None:
     name = log.stem
     deadline = time.monotonic() + timeout
     while line not in log.read_text():
@@ -98,61 +100,68 @@ def peak_rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def service(name: str) -> Wire:
+def service(name: str, namespace: str = NS) -> Wire:
     """A service with a managed route, gateway and scheduler, and model-based routing (so a new model name
     changes its HTTPRoute: the latency probe)."""
-    body = b.service(name, NS, uid=None, generation=None, model=b.model(), router=b.presets())
+    body = b.service(name, namespace, uid=None, generation=None, model=b.model(), router=b.presets())
     body["spec"]["annotations"] = {"serving.kserve.io/model-based-routing-enabled": "true"}
     return body
 
 
 class Fleet:
-    """The benchmark's view of one stand-in: its own client (``bench`` User-Agent) and the control API."""
+    """The benchmark's view of one namespace: its own client (``bench`` User-Agent, the admin, straight
+    to kube-apiserver) and the proxy's counters of the product's requests."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.client = make_api_client(url, BENCH_AGENT)
-        self.client.configuration.connection_pool_maxsize = 32
+    def __init__(self, stack: KubeStack, namespace: str = NS) -> None:
+        self.stack, self.namespace = stack, namespace
+        self.client = stack.client(BENCH_AGENT, connections=32)
         self.kube = KubeClusterApi(self.client)
-        self.control = ControlClient(url)
+        self.control = stack.control
 
     def close(self) -> None:
         self.client.close()  # type: ignore[no-untyped-call]
 
     def seed(self) -> None:
-        for name in ("kserve", NS):
-            self.kube.create(NAMESPACE_TYPE, {"metadata": {"name": name}})
-        self.kube.create(
+        """The namespace, and what every namespace shares: the ingress Gateway and its class."""
+        self._create(NAMESPACE_TYPE, {"metadata": {"name": self.namespace}})
+        self._create(
             GATEWAYCLASS,
             {
                 "apiVersion": "gateway.networking.k8s.io/v1",
                 "kind": "GatewayClass",
-                "metadata": {"name": "standin"},
+                "metadata": {"name": "simulated"},
                 "spec": {"controllerName": "gateway.standin.local/controller"},
             },
         )
-        self.kube.create(
+        self._create(
             GATEWAY,
             {
                 "apiVersion": "gateway.networking.k8s.io/v1",
                 "kind": "Gateway",
                 "metadata": {"name": "kserve-ingress-gateway", "namespace": "kserve"},
                 "spec": {
-                    "gatewayClassName": "standin",
+                    "gatewayClassName": "simulated",
                     "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
                 },
             },
         )
 
+    def _create(self, type_: ResourceType, body: Wire) -> None:
+        try:
+            self.kube.create(type_, body)
+        except ApiError as err:
+            if err.status != 409:  # seeded by an earlier fleet on the same cluster
+                raise
+
     def create_all(self, names: list[str]) -> None:
         """Every service at once (16 requests in flight), as a ``kubectl apply`` of a big file would."""
         with ThreadPoolExecutor(16) as pool:
-            list(pool.map(lambda n: self.kube.create(LLMISVC, service(n)), names))
+            list(pool.map(lambda n: self.kube.create(LLMISVC, service(n, self.namespace)), names))
 
     def ready(self) -> set[str]:
         """The services whose ``RouterReady`` is True now (one list request)."""
         found = set()
-        for svc in self.kube.list_objects(LLMISVC, NS, {}):
+        for svc in self.kube.list_objects(LLMISVC, self.namespace, {}):
             for cond in (svc.get("status") or {}).get("conditions") or []:
                 if cond.get("type") == "RouterReady" and cond.get("status") == "True":
                     found.add(svc["metadata"]["name"])
@@ -190,5 +199,5 @@ class Fleet:
                 last, since = now, time.monotonic()
 
     def route_has(self, name: str, text: str) -> bool:
-        route = self.kube.get(HTTPROUTE, NS, naming.route_name(name)) or {}
+        route = self.kube.get(HTTPROUTE, self.namespace, naming.route_name(name)) or {}
         return text in str(route.get("spec"))

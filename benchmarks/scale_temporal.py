@@ -1,6 +1,6 @@
 """The Temporal mode of ``bench_scale.py``: the convergence of the fleet as the worker and watcher
 processes achieve it, what it cost (passes, API requests, workflow task timeouts, the worker's memory),
-and one no-op pass measured from its workflow history and the stand-in's request counters.
+and one no-op pass measured from its workflow history and the counting proxy's request counters.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 
 from benchmarks import scale_analysis as analysis
-from benchmarks.scale_stack import NS, Fleet, peak_rss_mib
+from benchmarks.scale_stack import Fleet, peak_rss_mib
 from workflows.models import ReconcileSignal, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -48,7 +48,7 @@ async def run_temporal(
     ready = await asyncio.to_thread(fleet.watch_ready, names, started, timeout)
     await asyncio.to_thread(fleet.wait_quiet)
     reads, writes = await asyncio.to_thread(fleet.product_requests)
-    handles = [client.get_workflow_handle(workflow_id(NS, n)) for n in names]
+    handles = [client.get_workflow_handle(workflow_id(fleet.namespace, n)) for n in names]
     states = await _bounded([_state(h) for h in handles])
     histories = await _bounded([h.fetch_history() for h in handles])
     timeouts = sum(analysis.workflow_task_timeouts(h.events) for h in histories)
@@ -63,7 +63,7 @@ async def run_temporal(
 
 async def noop_pass(client: Client, fleet: Fleet, name: str) -> dict[str, float]:
     """A ``reconcile`` signal on a settled service: the cost of the pass that writes nothing."""
-    handle = client.get_workflow_handle(workflow_id(NS, name))
+    handle = client.get_workflow_handle(workflow_id(fleet.namespace, name))
     figures: dict[str, float] = {}
     for _ in range(5):  # another trigger may slip in: measure again
         before = len((await handle.fetch_history()).events)

@@ -4,8 +4,8 @@ The subcommand modules import Temporal, the Kubernetes client and the rest; they
 ``main`` so that an interrupt during start-up ends quietly like one later on.
 
 Commands of other installed distributions register through the ``llmisvc_router.commands`` entry-point
-group: the dev stack (devstack/, a development dependency) adds ``dev`` and ``apiserver`` that way, so
-the product as installed in the image has neither and never imports the API server stand-in.
+group: the dev stack (devstack/, a development dependency) adds ``dev`` that way, so the product as
+installed in the image has no such command and never imports the dev stack.
 """
 
 from __future__ import annotations

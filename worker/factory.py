@@ -1,6 +1,6 @@
-"""The one place that assembles a worker: workflows, activities, the pydantic data converter and the
-sandbox passthrough list. The replay tests build their replayer here too, so what is replayed is what
-runs in production."""
+"""The one place that assembles a worker: workflows, activities and the scheduler of their heartbeats, the
+pydantic data converter and the sandbox passthrough list. The replay tests build their replayer here too,
+so what is replayed is what runs in production."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from temporalio.client import Client
 from temporalio.worker import Replayer, Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.heartbeats import HeartbeatScheduler
 from activities.router_activities import RouterActivities
 from runtime import temporal
 from workflows.service_workflow import LLMInferenceServiceWorkflow
@@ -74,6 +75,7 @@ def build_worker(
         workflows=list(WORKFLOWS),
         activities=activities.all(),
         activity_executor=executor,
+        interceptors=[HeartbeatScheduler()],  # activities.heartbeats.heartbeating() works through it
         max_concurrent_activities=sizing.activity_threads,
         max_cached_workflows=sizing.max_cached_workflows,
         max_concurrent_workflow_task_polls=sizing.workflow_task_pollers,

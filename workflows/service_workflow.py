@@ -70,7 +70,7 @@ ACTIVITY_RETRY = RetryPolicy(
 ACTIVITY_DEADLINE = timedelta(minutes=5)
 # The timeout chain (docs/operations.md, *Timeouts*; pinned by tests/workflows/test_timeouts.py): one
 # API request <= activities.cluster_api.REQUEST_BUDGET (17 s) < one attempt (30 s); a regular activity
-# heartbeats every second (activities.attempts), so a lost worker is noticed after HEARTBEAT_TIMEOUT.
+# heartbeats every second (activities.heartbeats), so a lost worker is noticed after HEARTBEAT_TIMEOUT.
 ATTEMPT_TIMEOUT = timedelta(seconds=30)
 HEARTBEAT_TIMEOUT = timedelta(seconds=5)
 #: Local activities cannot heartbeat (a lost worker shows as a workflow task timeout instead), so their

@@ -1,6 +1,9 @@
-"""What a scenario runs on: the scale, a Temporal dev server shared by the run (a scenario that kills
-Temporal starts its own), and per scenario a fresh stand-in with workers and watchers on a task queue
-and a Kubernetes namespace of its own (so workflow ids never collide across scenarios)."""
+"""What a scenario runs on: the scale; a Temporal dev server shared by the run (a scenario that kills
+Temporal starts its own); one real control plane for the run, with the fault proxy and the simulated
+controllers (:mod:`benchmarks.kube_stack`); and per scenario a Kubernetes namespace of its own with two
+workers and two watchers on a task queue of its own (so workflow ids never collide across scenarios).
+Scenarios run one after another, so one that kills kube-apiserver or etcd, compacts etcd, removes CRDs
+or edits the router's RBAC has the control plane to itself, and leaves it as it found it."""
 
 from __future__ import annotations
 
@@ -11,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.chaos.fleet import Auditor, Fleet, Write
-from benchmarks.chaos.stack import READY_LINES, Proc, Standin, TemporalServer, product
+from benchmarks.chaos.stack import READY_LINES, Proc, TemporalServer, product
+from benchmarks.kube_stack import KubeStack
+from llmisvc_devstack.controlplane import ControlPlane
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,8 @@ class Scale:
     crd_missing: float  # seconds the InferencePool CRDs stay removed
     timeout: float  # the longest a first convergence is waited for
     recovery_timeout: float  # the longest a convergence after a fault is waited for (past it: "none")
+    outage: float  # seconds kube-apiserver or etcd stays down after its SIGKILL
+    forbidden: float  # seconds the worker's ClusterRole is without its HTTPRoute writes
     #: Seconds added to the 10%-fault bound of twice the fault-free time. At 10 services a fault-free
     #: convergence takes 1-2 s, shorter than the waits the same faults cause outside a pass (a failed
     #: list or watch of the cache or the watcher is tried again after 0.5 s, then 1 s, 2 s), so the ratio
@@ -42,6 +49,8 @@ FULL = Scale(
     crd_missing=30,
     timeout=300,
     recovery_timeout=120,
+    outage=10,
+    forbidden=30,
 )
 REDUCED = Scale(
     "reduced",
@@ -53,17 +62,24 @@ REDUCED = Scale(
     crd_missing=10,
     timeout=60,
     recovery_timeout=30,
+    outage=2,
+    forbidden=10,
     fault_allowance=3.0,
 )
 SCALES = {s.name: s for s in (FULL, REDUCED)}
 SHARED_QUEUE = f"chaos-shared-{int(time.time())}"
 
 
+#: Every scenario's processes: two of each, as a Deployment with two replicas runs them.
+WORKERS = 2
+WATCHERS = 2
+
+
 @dataclass
 class Stack:
     label: str
     temporal: TemporalServer
-    standin: Standin
+    kube: KubeStack
     fleet: Fleet
     workers: list[Proc]
     watchers: list[Proc]
@@ -77,15 +93,20 @@ class Stack:
 
 
 class Context:
-    """``share=True`` (the reduced suite in ``make test``): scenarios that need one worker and one watcher
-    run on one stand-in and one pair of processes, each in its own namespace, to save the start-up of a
-    stack per scenario; a scenario that kills for good or needs more processes still gets its own."""
+    """``share=True`` (the reduced suite in ``make test``): one set of workers and watchers watching every
+    namespace serves all scenarios, each in its own namespace, to save the start-up of processes per
+    scenario (a scenario that kills one leaves it to be restarted, as a Deployment would). ``plane``:
+    run on a control plane that is already running (the test session's) instead of starting one."""
 
-    def __init__(self, workdir: Path, scale: Scale, share: bool = False) -> None:
+    def __init__(
+        self, workdir: Path, scale: Scale, share: bool = False, plane: ControlPlane | None = None
+    ) -> None:
         self.workdir, self.scale, self.share = workdir, scale, share
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self._plane = plane
         self._temporal: TemporalServer | None = None
-        self._shared: tuple[Standin, list[Proc]] | None = None
+        self._kube: KubeStack | None = None
+        self._shared: list[Proc] | None = None
 
     def temporal(self) -> TemporalServer:
         if self._temporal is None:
@@ -98,18 +119,33 @@ class Context:
         server.register_search_attributes(directory / "register.log")
         return server
 
+    def kube(self) -> KubeStack:
+        """The run's control plane, proxy and simulated controllers, seeded, started on first use."""
+        if self._kube is None:
+            kube = KubeStack.start(self.workdir / "kube", self._plane)
+            try:
+                Fleet.on(kube, "").seed_cluster()
+            except BaseException:
+                kube.stop()
+                raise
+            self._kube = kube
+        return self._kube
+
     def close(self) -> None:
-        if self._shared is not None:
-            for p in self._shared[1]:
-                p.stop()
-            self._shared[0].proc.stop()
+        for p in self._shared or []:
+            p.stop()
+        if self._kube is not None:
+            self._kube.stop()
         if self._temporal is not None:
             self._temporal.proc.stop()
 
-    def _processes(self, directory: Path, temporal: TemporalServer, standin: Standin, queue: str,
-                   commands: list[tuple[str, str]], namespaces: list[str]) -> list[Proc]:  # fmt: skip
-        """Start ``(command, label)`` processes and wait until each serves."""
-        procs = [product(c, label, directory, temporal, standin, queue, namespaces) for c, label in commands]
+    def _processes(self, directory: Path, temporal: TemporalServer, queue: str, workers: int, watchers: int,
+                   namespaces: list[str]) -> list[Proc]:  # fmt: skip
+        """Start the workers and watchers and wait until each serves."""
+        commands = [("worker", f"worker-{i}") for i in range(workers)]
+        commands += [("watch", f"watch-{i}") for i in range(watchers)]
+        kube = self.kube()
+        procs = [product(c, label, directory, temporal, kube, queue, namespaces) for c, label in commands]
         try:
             for p in procs:
                 p.start()
@@ -121,32 +157,20 @@ class Context:
             raise
         return procs
 
-    def _shared_stack(self) -> tuple[Standin, list[Proc]]:
+    def _shared_processes(self) -> list[Proc]:
         if self._shared is None:
             directory = self.workdir / "shared"
             directory.mkdir(parents=True, exist_ok=True)
-            standin = Standin(directory, "shared")
-            try:
-                standin.start()
-                Fleet.on(standin.url, "").seed_cluster()
-                pair = [("worker", "worker-0"), ("watch", "watch-0")]
-                procs = self._processes(directory, self.temporal(), standin, SHARED_QUEUE, pair, [])
-            except BaseException:
-                standin.proc.stop()
-                raise
-            self._shared = (standin, procs)
-        standin, procs = self._shared
-        for p in procs:
+            self._shared = self._processes(directory, self.temporal(), SHARED_QUEUE, WORKERS, WATCHERS, [])
+        for p in self._shared:
             if not p.alive():  # a scenario killed it and left it down: a Deployment would restart it
                 p.start().wait_for_line(READY_LINES[p.argv[-1]])
         return self._shared
 
     @contextlib.contextmanager
-    def stack(
-        self, label: str, workers: int = 1, watchers: int = 1, own_temporal: bool = False
-    ) -> Iterator[Stack]:
-        """A seeded namespace with ``workers`` workers and ``watchers`` watchers for one scenario (shared:
-        the shared pair plus what more the scenario asks for, stopped after it)."""
+    def stack(self, label: str, own_temporal: bool = False) -> Iterator[Stack]:
+        """A seeded namespace with two workers and two watchers for one scenario (shared: the shared
+        ones)."""
         namespace = f"chaos-{label}".replace("_", "-")[:60]
         directory = self.workdir / label
         directory.mkdir(parents=True, exist_ok=True)
@@ -155,30 +179,20 @@ class Context:
             temporal = self.new_temporal(directory) if fresh_temporal else self.temporal()
             if fresh_temporal:
                 cleanup.callback(temporal.proc.stop)
-            if self.share:
-                standin, pair = self._shared_stack()
-                queue, namespaces = SHARED_QUEUE, []
-            else:
-                standin, pair = Standin(directory, label), []
-                cleanup.callback(standin.proc.stop)
-                standin.start()
-                Fleet.on(standin.url, "").seed_cluster()
-                queue, namespaces = f"chaos-{label}-{int(time.time())}", [namespace]
-            fleet = Fleet.on(standin.url, namespace)
+            kube = self.kube()
+            fleet = Fleet.on(kube, namespace)
             cleanup.callback(fleet.control.clear_faults)
             fleet.seed()
-            have_workers, have_watchers = pair[:1], pair[1:]
-            wanted = [("worker", f"worker-{i}") for i in range(len(have_workers), workers)]
-            wanted += [("watch", f"watch-{i}") for i in range(len(have_watchers), watchers)]
-            extra = [product(c, name, directory, temporal, standin, queue, namespaces) for c, name in wanted]
-            for p in extra:
-                cleanup.callback(p.stop)
-                p.start()
-            for p in extra:
-                p.wait_for_line(READY_LINES[p.argv[-1]])
+            if self.share:
+                procs = self._shared_processes()
+            else:
+                queue = f"chaos-{label}-{int(time.time())}"
+                procs = self._processes(directory, temporal, queue, WORKERS, WATCHERS, [namespace])
+                for p in procs:
+                    cleanup.callback(p.stop)
             auditor = Auditor(fleet.control)
             auditor.start()
             cleanup.callback(auditor.stop)
-            all_workers = have_workers + [p for p in extra if p.argv[-1] == "worker"]
-            all_watchers = have_watchers + [p for p in extra if p.argv[-1] == "watch"]
-            yield Stack(label, temporal, standin, fleet, all_workers, all_watchers, auditor)
+            workers = [p for p in procs if p.argv[-1] == "worker"]
+            watchers = [p for p in procs if p.argv[-1] == "watch"]
+            yield Stack(label, temporal, kube, fleet, workers, watchers, auditor)

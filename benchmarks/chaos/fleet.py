@@ -1,13 +1,14 @@
-"""The suite's view of one stand-in: seeding, the services, convergence, and the audit of what the
-product wrote.
+"""The suite's view of one namespace of the control plane: seeding, the services, convergence, and the
+audit of what the product wrote.
 
 *Converged* is what an operator would check: the service's ``RouterReady`` is True for its current
 generation (``status.observedGeneration == metadata.generation``), and it has its managed route.
 
-The audit reads the stand-in's request log (``/_standin/requests?recent=N``) in a background thread, so
-nothing falls off the log's end, and keeps every successful write by the product (any User-Agent but
-the suite's and the simulated controllers'). A write is *foreign* when its object is not the service's
-own (the service itself, its status, or ``<service>-kserve-route`` / ``-inference-pool`` /
+The audit reads the request log of the proxy the product talks through (``/_proxy/requests?recent=N``)
+in a background thread, so nothing falls off the log's end, and keeps every successful write by the
+product made since the audit began (the suite and the simulated controllers talk to kube-apiserver
+directly; their User-Agents are left out all the same). A write is *foreign* when its object is not
+the service's own (the service itself, its status, or ``<service>-kserve-route`` / ``-inference-pool`` /
 ``-epp-service``) or was written while the object of that name was someone else's (the ownership
 scenarios mark those windows).
 """
@@ -20,12 +21,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from apiserver_standin.control import ControlClient
-from benchmarks.chaos.kube import AGENT, Kube, Obj
+from benchmarks.chaos.kube import AGENT, Kube, KubeError, Obj
+from benchmarks.kube_stack import CONTROLLER_AGENT, KSERVE_NAMESPACE, KubeStack
+from llmisvc_devstack.controlplane import ControlPlane
+from llmisvc_devstack.proxy import ControlClient
 
-SYSTEM = "kserve"
+SYSTEM = KSERVE_NAMESPACE
 OWN_SUFFIXES = ("-kserve-route", "-inference-pool", "-epp-service")
-NOT_PRODUCT = (AGENT, "standin-")
+NOT_PRODUCT = (AGENT, CONTROLLER_AGENT)
 WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
 #: Objects that belong to someone else, planted in every namespace the suite uses.
 SENTINELS = (("HTTPRoute", "team-route"), ("Service", "team-service"))
@@ -86,11 +89,12 @@ class Write:
 
 
 class Auditor(threading.Thread):
-    """Collects the product's successful writes from the stand-in's request log."""
+    """Collects the product's successful writes from the proxy's request log, from now on."""
 
     def __init__(self, control: ControlClient, period: float = 1.0) -> None:
         super().__init__(daemon=True, name="chaos-auditor")
         self.control, self.period = control, period
+        self.since = time.time()  # the proxy runs on this machine: its clock is ours
         self.writes: list[Write] = []
         self._seen: set[tuple[Any, ...]] = set()
         self._halt = threading.Event()
@@ -103,10 +107,15 @@ class Auditor(threading.Thread):
         try:
             recent = self.control.requests(recent=20_000).get("recent", [])
         except OSError:
-            return  # the stand-in is restarting or busy: the next poll catches up
+            return  # the proxy is busy: the next poll catches up
         for r in recent:
             key = (r["time"], r["method"], r["path"], r["user_agent"], r["code"])
-            if key in self._seen or r["verb"] not in WRITE_VERBS or r["code"] >= 400:
+            if (
+                key in self._seen
+                or r["verb"] not in WRITE_VERBS
+                or r["code"] >= 400
+                or r["time"] < self.since
+            ):
                 continue
             self._seen.add(key)
             if not str(r["user_agent"]).startswith(NOT_PRODUCT):
@@ -124,36 +133,38 @@ class Auditor(threading.Thread):
 @dataclass
 class Fleet:
     kube: Kube
-    control: ControlClient
+    control: ControlClient  # the proxy's: faults, counters, watch cuts
+    plane: ControlPlane  # the real parts: CRDs, compaction, SIGKILL and restart
     namespace: str
     names: list[str] = field(default_factory=list)
     #: (resource, namespace, name, from, to): windows in which that name was someone else's object.
     foreign_windows: list[tuple[str, str, str, float, float]] = field(default_factory=list)
 
     @classmethod
-    def on(cls, url: str, namespace: str) -> Fleet:
-        return cls(Kube(url), ControlClient(url), namespace)
+    def on(cls, stack: KubeStack, namespace: str) -> Fleet:
+        kube = Kube(stack.api_url, str(stack.ca_file), stack.admin_token)
+        return cls(kube, stack.control, stack.plane, namespace)
 
     def seed_cluster(self) -> None:
-        """What every namespace shares: KServe's namespace, the GatewayClass and the ingress Gateway."""
-        self.kube.create("Namespace", {"metadata": {"name": SYSTEM}})
-        self.kube.create(
+        """What every namespace shares: the GatewayClass and the ingress Gateway in KServe's namespace
+        (which the Kubernetes stack made, with the router's Role to read KServe's configuration)."""
+        self._create(
             "GatewayClass",
             {
                 "apiVersion": "gateway.networking.k8s.io/v1",
                 "kind": "GatewayClass",
-                "metadata": {"name": "standin"},
+                "metadata": {"name": "simulated"},
                 "spec": {"controllerName": "gateway.standin.local/controller"},
             },
         )
-        self.kube.create(
+        self._create(
             "Gateway",
             {
                 "apiVersion": "gateway.networking.k8s.io/v1",
                 "kind": "Gateway",
                 "metadata": {"name": "kserve-ingress-gateway", "namespace": SYSTEM},
                 "spec": {
-                    "gatewayClassName": "standin",
+                    "gatewayClassName": "simulated",
                     "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
                 },
             },
@@ -165,9 +176,16 @@ class Fleet:
         self.kube.create("Namespace", {"metadata": {"name": self.namespace}})
         self._sentinels(self.namespace)
 
+    def _create(self, kind: str, body: Obj) -> None:
+        try:
+            self.kube.create(kind, body)
+        except KubeError as exc:
+            if exc.code != 409:  # there already: a control plane another run seeded (the test session's)
+                raise
+
     def _sentinels(self, namespace: str) -> None:
-        self.kube.create("HTTPRoute", user_route("team-route", namespace))
-        self.kube.create(
+        self._create("HTTPRoute", user_route("team-route", namespace))
+        self._create(
             "Service",
             {
                 "apiVersion": "v1",

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.chaos import (
+    scenarios_controlplane,
     scenarios_crash,
     scenarios_faults,
     scenarios_history,
@@ -29,12 +30,16 @@ from benchmarks.chaos.report import Result, table, write_json
 
 Scenario = Callable[[Context], Result]
 
-#: In the order they run (the reduced suite shares a stand-in: the malformed services come last).
+#: In the order they run (on one control plane; the malformed services come last).
 SCENARIOS: dict[str, Scenario] = {
     "api_faults_10": scenarios_faults.api_faults_10,
     "api_faults_30": scenarios_faults.api_faults_30,
     "watch_cuts": scenarios_faults.watch_cuts,
+    "watch_gone": scenarios_controlplane.watch_gone,
     "crd_removal": scenarios_faults.crd_removal,
+    "apiserver_sigkill": scenarios_controlplane.apiserver_sigkill,
+    "etcd_sigkill": scenarios_controlplane.etcd_sigkill,
+    "rbac_revoked": scenarios_controlplane.rbac_revoked,
     "worker_sigkill": scenarios_crash.worker_sigkill,
     "temporal_restart": scenarios_crash.temporal_restart,
     "one_of_two_killed": scenarios_crash.one_of_two_killed,
@@ -73,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--share",
         action="store_true",
-        help="one stand-in and worker/watcher pair for all, each scenario in a namespace (as make test)",
+        help="one set of workers and watchers for all scenarios, each in a namespace (as make test)",
     )
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="chaos-"))

@@ -1,8 +1,9 @@
-"""API faults, watch cuts and compactions, CRD removal: the cluster misbehaves, the processes stay up.
+"""API faults, cut watch streams, CRD removal: the cluster misbehaves, the processes stay up.
 
-Faults are injected through the stand-in's control endpoint and hit only the product's requests
-(``exclude_user_agent`` spares the suite and the simulated controllers, whose slowness is not the
-product's)."""
+Faults are injected by the proxy between the product and kube-apiserver, through its control endpoint,
+so they hit only the product's requests (the suite and the simulated controllers talk to kube-apiserver
+directly; ``exclude_user_agent`` would spare them all the same). The CRDs are removed from and installed
+on the real control plane."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import random
 import time
 
 from benchmarks.chaos.context import Context
-from benchmarks.chaos.fleet import NOT_PRODUCT, conditions
+from benchmarks.chaos.fleet import NOT_PRODUCT, Fleet, conditions
 from benchmarks.chaos.report import Result
 
 SPARED = ",".join(NOT_PRODUCT)
@@ -83,44 +84,61 @@ def api_faults_30(ctx: Context) -> Result:
     return result
 
 
+def product_requests(fleet: Fleet, **filters: object) -> int:
+    """The product's requests through the proxy since its counters were reset."""
+    return fleet.control.count(**filters) - sum(
+        fleet.control.count(user_agent=agent, **filters) for agent in NOT_PRODUCT
+    )
+
+
+def check_routes(result: Result, fleet: Fleet) -> None:
+    """Nothing lost or doubled: exactly one managed route per service, and the team's own route."""
+    routes = [r["metadata"]["name"] for r in fleet.kube.list("HTTPRoute", fleet.namespace)]
+    expected = sorted([f"{n}-kserve-route" for n in fleet.names] + ["team-route"])
+    result.measured["routes"] = len(routes)
+    result.check(
+        "routes: one per service, none lost or doubled",
+        len(routes),
+        f"= {len(expected)}",
+        sorted(routes) == expected,
+    )
+
+
 def watch_cuts(ctx: Context) -> Result:
     length = ctx.scale.watch_chaos
-    result = Result(
-        "watch_cuts", f"{length:.0f} s of cut watch streams and compactions while services change"
-    )
+    result = Result("watch_cuts", f"{length:.0f} s of dropped and cut watch streams while services change")
     with ctx.stack("watch-cuts") as stack:
         fleet = stack.fleet
         fleet.create(names("svc", ctx.scale.services))
         first = fleet.wait_converged(timeout=ctx.scale.timeout)
         stack.auditor.poll()  # the audit reads the log before it is reset
         fleet.control.reset_requests()
-        rng, cuts, compactions, edits = random.Random(13), 0, 0, 0
+        rng, cut, edits = random.Random(13), 0, 0
         started = time.monotonic()
         while time.monotonic() - started < length:
+            # The next five watch streams end after a few events, cleanly or with the connection cut ...
             fleet.control.add_fault(
-                verb="watch", drop_watch_after=rng.randint(0, 3), times=5, exclude_user_agent=SPARED
+                verb="watch",
+                drop_watch_after=rng.randint(0, 3),
+                drop_abruptly=rng.random() < 0.5,
+                times=5,
+                exclude_user_agent=SPARED,
             )
-            cuts += 5
-            if rng.random() < 0.4:
-                fleet.control.compact()
-                compactions += 1
+            if rng.random() < 0.4:  # ... and now and then every open one at once, as a proxy restart would
+                cut += fleet.control.cut_watches(abruptly=rng.random() < 0.5)
             fleet.bump(rng.sample(fleet.names, max(1, len(fleet.names) // 5)))
             edits += 1
             time.sleep(1.0)
-        fired = sum(r["fired"] for r in fleet.control.faults())
+        dropped = sum(r["fired"] for r in fleet.control.faults())
         fleet.control.clear_faults()
         ended = time.monotonic()
         settled = fleet.wait_converged(timeout=ctx.scale.recovery_timeout, since=ended)
-        lists = fleet.control.count(verb="list") - fleet.control.count(verb="list", user_agent="standin-")
-        lists -= fleet.control.count(verb="list", user_agent="chaos")
-        routes = [r["metadata"]["name"] for r in fleet.kube.list("HTTPRoute", fleet.namespace)]
-        expected = sorted([f"{n}-kserve-route" for n in fleet.names] + ["team-route"])
         result.measured.update(
             first_convergence=first,
-            watch_streams_cut=fired,
-            compactions=compactions,
+            watch_streams_dropped=dropped,
+            watch_streams_cut=cut,
             edit_rounds=edits,
-            product_relists=lists,
+            product_relists=product_requests(fleet, verb="list"),
             settled_seconds=settled,
         )
         result.check(
@@ -129,12 +147,7 @@ def watch_cuts(ctx: Context) -> Result:
             f"≤ {RECOVERY:.0f}",
             settled is not None and settled <= RECOVERY,
         )
-        result.check(
-            "routes: one per service, none lost or doubled",
-            len(routes),
-            f"= {len(expected)}",
-            sorted(routes) == expected,
-        )
+        check_routes(result, fleet)
         check_ownership(result, stack)
     return result
 
@@ -149,7 +162,7 @@ def crd_removal(ctx: Context) -> Result:
         fleet.wait_converged(timeout=ctx.scale.timeout)
         stack.auditor.poll()  # the audit reads the log before it is reset
         fleet.control.reset_requests()
-        fleet.control.remove_crds("pools")
+        fleet.plane.remove_crds("pools")
         said: set[str] = set()  # services whose status said, at some point of the gap, they are not ready
         removed = time.monotonic()
         while time.monotonic() - removed < gap:
@@ -158,9 +171,8 @@ def crd_removal(ctx: Context) -> Result:
                 if ready.get("status") == "False" and ready.get("reason"):
                     said.add(name)
             time.sleep(0.5)
-        requests = fleet.control.requests()["total"]
-        requests -= fleet.control.count(user_agent="standin-") + fleet.control.count(user_agent="chaos")
-        fleet.control.install_crds("pools")
+        requests = product_requests(fleet)
+        fleet.plane.install_crds("pools")
         back = fleet.wait_converged(timeout=ctx.scale.recovery_timeout)
         result.measured.update(
             product_requests_per_service_while_missing=requests / n, recovered_seconds=back

@@ -127,7 +127,9 @@ def malformed_services(ctx: Context) -> Result:
         answered, answer_seconds = _wait_answered(fleet, accepted, ctx.scale.timeout)
         seconds = _routes_back_after_delete(fleet, good)
         worst = _worst(seconds)
-        alive = [p.name for p in (*stack.workers, *stack.watchers, stack.standin.proc) if p.alive()]
+        processes = [*stack.workers, *stack.watchers, *stack.kube.processes()]
+        alive = [p.name for p in processes if p.alive()]
+        alive += [c.name for c in (fleet.plane.etcd, fleet.plane.apiserver) if c.running]
         still = fleet.converged(good)
         result.measured.update(
             accepted=len(accepted),
@@ -159,11 +161,17 @@ def malformed_services(ctx: Context) -> Result:
             "all",
             len(answered) == len(accepted),
         )
-        result.check("processes alive (worker, watcher, API)", len(alive), "3", len(alive) == 3)
+        everyone = len(processes) + 2
+        result.check(
+            "processes alive (workers, watchers, proxy, controllers, etcd, kube-apiserver)",
+            len(alive),
+            f"{everyone}",
+            len(alive) == everyone,
+        )
         # Only the good services' children count as owned: nothing may be written for a malformed one
         # beyond its own objects, which fleet.names covers.
         check_ownership(result, stack)
-        for name in accepted:  # leave a shared stand-in as clean as it was found
+        for name in accepted:  # leave a shared control plane as clean as it was found
             fleet.kube.delete("LLMInferenceService", fleet.namespace, name)
     return result
 

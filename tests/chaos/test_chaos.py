@@ -1,6 +1,7 @@
-"""The chaos suite at reduced scale (10 services, one stand-in and one worker/watcher pair shared where a
-scenario allows it): every scenario of ``make chaos`` runs against the real processes and its targets
-are asserted. The JSON report of the run is written to ``test-artifacts/chaos-reduced.json``.
+"""The chaos suite at reduced scale (10 services; two workers and two watchers shared by the scenarios, on
+the test session's control plane, behind a fault proxy of the suite's own): every scenario of
+``make chaos`` runs against the real processes and its targets are asserted. The JSON report of the run
+is written to ``test-artifacts/chaos-reduced.json``.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import pytest
 from benchmarks.chaos.context import REDUCED, Context
 from benchmarks.chaos.report import Result, write_json
 from benchmarks.chaos.run import run_one
+from tests.cluster import Plane
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS: list[Result] = []
 
 
 @pytest.fixture(scope="module")
-def chaos(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Context]:
-    ctx = Context(tmp_path_factory.mktemp("chaos"), REDUCED, share=True)
+def chaos(tmp_path_factory: pytest.TempPathFactory, plane: Plane) -> Iterator[Context]:
+    # The session's control plane: the scenarios restart its parts and edit the router's ClusterRole,
+    # and leave it as they found it.
+    ctx = Context(tmp_path_factory.mktemp("chaos"), REDUCED, share=True, plane=plane.control)
     try:
         yield ctx
     finally:
@@ -48,8 +52,24 @@ def test_cut_watches_and_compactions_lose_and_double_nothing(chaos):
     meets_its_targets(chaos, "watch_cuts")
 
 
+def test_watches_resumed_after_a_compaction_get_410_gone_and_relist_every_change_they_missed(chaos):
+    meets_its_targets(chaos, "watch_gone")
+
+
 def test_removed_and_reinstalled_crds_are_reported_then_recovered_from(chaos):
     meets_its_targets(chaos, "crd_removal")
+
+
+def test_after_a_kube_apiserver_sigkill_and_restart_everything_converges_within_15_s(chaos):
+    meets_its_targets(chaos, "apiserver_sigkill")
+
+
+def test_after_an_etcd_sigkill_and_restart_everything_converges_within_15_s(chaos):
+    meets_its_targets(chaos, "etcd_sigkill")
+
+
+def test_forbidden_writes_are_reported_in_the_status_and_recovered_from_once_rbac_is_restored(chaos):
+    meets_its_targets(chaos, "rbac_revoked")
 
 
 def test_after_worker_sigkills_during_passes_everything_converges_within_15_s(chaos):

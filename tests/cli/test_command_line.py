@@ -19,7 +19,7 @@ from llmisvc_router.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [
     "plan", "worker", "run", "reconcile", "stop", "resume", "status", "watch",
-    "register-search-attributes", "dev", "apiserver", "codec-server",
+    "register-search-attributes", "dev", "codec-server",
 ]  # fmt: skip
 NOW = "2026-01-01T00:00:00Z"
 
@@ -78,10 +78,9 @@ def test_every_command_has_a_description_examples_and_the_exit_statuses_in_its_h
     assert len(description.split()) >= 8, f"{command}: no description in --help:\n{result.out}"
     assert "examples:\n" in result.out and f"llmisvc-router {command}" in result.out.split("examples:")[1]
     assert "``" not in result.out
-    if command != "apiserver":  # the stand-in is test tooling, not the product
-        assert "exit status:" in result.out
-        assert "3    no such LLMInferenceService" in result.out
-        assert "4    the Kubernetes API or Temporal" in result.out
+    assert "exit status:" in result.out
+    assert "3    no such LLMInferenceService" in result.out
+    assert "4    the Kubernetes API or Temporal" in result.out
     if "--task-queue" in result.out:
         flat = " ".join(result.out.split())
         assert "(default: settings)" not in flat

@@ -1,37 +1,31 @@
-"""What a ServiceAccount may do under a rendered kustomization, and what the code asked for, both as
+"""What a ServiceAccount is granted by RBAC objects, and what the code asked for, both as
 (scope, apiGroup, resource, verb) with scope a namespace or ``*`` (cluster-wide), so the two RBAC shapes
 (ClusterRoles for all namespaces; Roles per managed namespace) are compared with the calls the same way.
 
-Resolution follows Kubernetes: a ClusterRoleBinding grants its ClusterRole everywhere; a RoleBinding
-grants its Role (or a ClusterRole) in the binding's namespace only. A call is allowed when a grant of
-the same group, resource and verb has its scope or ``*``; a cluster-scoped call (no namespace in the
-path, which includes a list or watch across all namespaces) needs a ``*`` grant.
+The real authorizer decides what is allowed (the tests count its 403s); this reading of the same objects
+is what says which grants no call used, the other half of least privilege. Resolution follows
+Kubernetes: a ClusterRoleBinding grants its ClusterRole everywhere; a RoleBinding grants its Role (or a
+ClusterRole) in the binding's namespace only. A call is allowed when a grant of the same group, resource
+and verb has its scope or ``*``; a cluster-scoped call (no namespace in the path, which includes a list
+or watch across all namespaces) needs a ``*`` grant.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
-import yaml
+from llmisvc_devstack.controlplane import identity
+from llmisvc_devstack.proxy import RequestCounter
 
-from apiserver_standin.server import StandinApiServer
-from tests.tools import KUBECTL
-
-ROOT = Path(__file__).resolve().parents[2]
-ROUTER_NAMESPACE = "llmisvc-router"
 ALL = "*"
 Grant = tuple[str, str, str, str]  # (namespace or "*", apiGroup, resource[/subresource], verb)
 WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
 
 
 def render(path: str) -> list[dict[str, Any]]:
-    result = subprocess.run(
-        [KUBECTL, "kustomize", str(ROOT / path)], capture_output=True, text=True, check=True, timeout=60
-    )
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    """``kubectl kustomize`` of a directory of the repository."""
+    return identity.render(path)
 
 
 def _rules(role: dict[str, Any], scope: str) -> set[Grant]:
@@ -56,7 +50,7 @@ def grants(objects: Iterable[dict[str, Any]], service_account: str) -> set[Grant
     for binding in objects:
         if binding["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
             continue
-        subject = {"kind": "ServiceAccount", "name": service_account, "namespace": ROUTER_NAMESPACE}
+        subject = {"kind": "ServiceAccount", "name": service_account, "namespace": identity.ROUTER_NAMESPACE}
         if subject not in binding["subjects"]:
             continue
         ref = binding["roleRef"]
@@ -67,12 +61,12 @@ def grants(objects: Iterable[dict[str, Any]], service_account: str) -> set[Grant
     return found
 
 
-def calls(server: StandinApiServer, agent: str) -> set[Grant]:
-    """The resource requests a user agent made (discovery and /version are non-resource URLs every
-    authenticated user may read)."""
+def calls(counter: RequestCounter, agent: str) -> set[Grant]:
+    """The resource requests a user agent made through the proxy (discovery and /version are
+    non-resource URLs every authenticated user may read)."""
     return {
         (r.namespace or ALL, r.group, f"{r.resource}/{r.subresource}".rstrip("/"), r.verb)
-        for r in server.counter.records(user_agent=agent)
+        for r in counter.records(user_agent=agent)
         if r.resource
     }
 

@@ -1,5 +1,5 @@
 """The product wheel as built from the repository: every product package whole, and nothing of the dev
-stack (the API server stand-in, the simulated controllers, ``llmisvc-router dev``), which is a separate
+stack (the control plane's launcher, the simulated controllers, ``llmisvc-router dev``), which is a separate
 workspace member (devstack/) installed by the development dependency group only."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DEV_STACK_PACKAGES = ("apiserver_standin", "llmisvc_devstack")
+DEV_STACK_PACKAGES = ("llmisvc_devstack",)
 
 
 def _uv() -> str:

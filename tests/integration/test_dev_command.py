@@ -1,5 +1,6 @@
-"""``llmisvc-router dev`` as a user runs it: the whole stack in one process, driven with ``kubectl`` through
-the kubeconfig it writes, stopped with Ctrl-C (SIGINT)."""
+"""``llmisvc-router dev`` as a user runs it: the whole stack on a real control plane (etcd, kube-apiserver,
+kube-controller-manager) with the simulated controllers in a process of their own, driven with ``kubectl``
+through the admin kubeconfig it writes, stopped with Ctrl-C (SIGINT)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "config" / "samples"
 NAMESPACE = "llm"
 EXAMPLE = "facebook-opt-125m"
-STARTUP = 90.0  # the Temporal dev server, the stand-in, the controllers, the first passes
-STOP_WITHIN = 20.0
+#: The control plane (its CRDs take tens of seconds to be Established on a loaded machine), the Temporal
+#: dev server, the controllers, the first passes.
+STARTUP = 240.0
+STOP_WITHIN = 30.0  # the worker and watcher, the controllers, then the control plane's three processes
+WORKER = "system:serviceaccount:llmisvc-router:llmisvc-router-worker"
+WATCHER = "system:serviceaccount:llmisvc-router:llmisvc-router-watcher"
 T = TypeVar("T")
 
 
@@ -45,6 +50,10 @@ class DevStack:
     def kubectl(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         command = [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args]
         return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=30, check=False)
+
+    def can(self, user: str, verb: str, resource: str) -> bool:
+        done = self.kubectl("auth", "can-i", verb, resource, "--all-namespaces", "--as", user)
+        return done.stdout.strip() == "yes"
 
     def get_json(self, *args: str) -> Any:
         done = self.kubectl("get", *args, "-o", "json")
@@ -100,6 +109,11 @@ def sample_services() -> dict[str, str]:
 def test_dev_stack_reconciles_the_example_and_every_sample_and_stops_cleanly_on_ctrl_c(dev):
     example = dev.until(lambda: dev.router_ready(EXAMPLE), f"{NAMESPACE}/{EXAMPLE} RouterReady=True", STARTUP)
     assert example["status"]["url"].endswith(f"/{NAMESPACE}/{EXAMPLE}")
+    # deploy/'s RBAC is what the worker and the watcher are held to: each may do its part, no more.
+    assert dev.can(WORKER, "create", "httproutes.gateway.networking.k8s.io")
+    assert not dev.can(WORKER, "delete", "llminferenceservices.serving.kserve.io")
+    assert dev.can(WATCHER, "watch", "llminferenceservices.serving.kserve.io")
+    assert not dev.can(WATCHER, "create", "httproutes.gateway.networking.k8s.io")
 
     # The README's quick start: the samples applied with kubectl, each Ready within seconds.
     applied = dev.kubectl("apply", "-n", NAMESPACE, "-f", str(SAMPLES))

@@ -4,7 +4,7 @@ resource and code, services by RouterReady).
 
 The process is assembled as ``llmisvc-router run`` assembles it: ``telemetry.start`` with a metrics port,
 ``connect_temporal`` on that runtime, ``run_worker`` over an instrumented ``KubeClusterApi`` and
-``run_watcher``, against the API stand-in; the test scrapes ``/metrics`` over HTTP.
+``run_watcher``, against the real control plane; the test scrapes ``/metrics`` over HTTP.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(scr
     assert durations is not None and durations >= 1
     assert metrics.value(f"{duration}_bucket", outcome=outcome, le="+Inf") == durations
     pass_seconds = (metrics.value(f"{duration}_sum", outcome=outcome) or 0) / durations
-    assert 0 < pass_seconds < 30  # seconds: a pass against the stand-in takes well under that
+    assert 0 < pass_seconds < 30  # seconds: a pass takes well under that
 
     requests = "llmisvc_router_kube_requests_total"
     assert all(set(labels) >= {"verb", "resource", "code"} for labels in metrics.labels(requests))

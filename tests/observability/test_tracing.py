@@ -3,7 +3,7 @@ Kubernetes API calls, with the service's namespace, name, generation and the out
 
 The production pieces run as the processes run them: ``telemetry.install_tracer_provider`` (here with an
 in-memory exporter instead of OTLP), ``connect_temporal`` (which adds the OpenTelemetry plugin),
-``run_worker`` over ``KubeClusterApi`` and the API stand-in, and the watcher's ``TemporalSignaller``.
+``run_worker`` over ``KubeClusterApi`` and the real control plane, and the watcher's ``TemporalSignaller``.
 """
 
 from __future__ import annotations

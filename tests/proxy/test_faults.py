@@ -192,3 +192,13 @@ def test_rules_cross_process_boundaries_as_plain_data() -> None:
     assert again == rule
     with pytest.raises(ValueError, match="unknown fault rule fields"):
         FaultRule.from_dict({"verbs": "get"})
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"times": "2"}, {"status": 500.5}, {"delay": True}, {"hang": 1}, {"verb": ["get"]}],
+    ids=["times-as-text", "status-as-float", "delay-as-bool", "hang-as-number", "verb-as-list"],
+)
+def test_a_rule_from_json_with_a_field_of_the_wrong_type_is_refused(fields: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        FaultRule.from_dict(fields)

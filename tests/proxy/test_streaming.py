@@ -136,3 +136,14 @@ def test_a_watch_is_counted_once_when_it_starts(
     open_watch(client, upstream)
     assert proxy.counter.count(verb="watch", resource="configmaps", code=200) == 1
     assert proxy.counter.records(verb="watch")[0].namespace == "ns"
+
+
+def test_a_watch_whose_client_hung_up_is_ended_without_waiting_for_an_event(
+    proxy: ApiProxy, upstream: FakeUpstream, ca_file: str
+) -> None:
+    leaving = Client(proxy.url, ca_file)
+    open_watch(leaving, upstream)
+    assert proxy.open_watches() == 1
+    leaving.close()
+    wait_for(lambda: proxy.open_watches() == 0)
+    assert proxy.cut_watches() == 0

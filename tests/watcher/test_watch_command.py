@@ -1,5 +1,6 @@
 """``llmisvc-router watch`` as a process: one-line errors for bad settings or unreachable services, and
-a clean stop on SIGTERM after it started the workflows of the services it found."""
+a clean stop on SIGTERM after it started the workflows of the services it found (as the watcher
+ServiceAccount, through the test's proxy to the real control plane)."""
 
 from __future__ import annotations
 
@@ -13,17 +14,16 @@ import time
 from pathlib import Path
 
 import pytest
-from kubernetes import client as k8s
 from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
-from apiserver_standin.kubeconfig import write_kubeconfig
-from apiserver_standin.testing import running_apiserver
+from llmisvc_devstack.controlplane import write_kubeconfig
+from tests.cluster import Cluster
 from worker.factory import DATA_CONVERTER
 from workflows.models import workflow_id
 
-from .harness import SERVING, service
+from .harness import SERVING, World, service
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPORAL = Path(sys.executable).parent / "temporal"
@@ -56,6 +56,11 @@ def watch(*args: str, env: dict[str, str], timeout: float = 30) -> subprocess.Co
     )
 
 
+def plain_http_kubeconfig(path: Path, url: str) -> Path:
+    """A kubeconfig for a plain-HTTP ``url`` (nothing listens there: the CA and token are never used)."""
+    return write_kubeconfig(path, url, path.with_name("unused-ca.crt"), "unused")
+
+
 def one_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
@@ -64,7 +69,7 @@ def one_line(stderr: str) -> str:
 
 
 def test_a_bad_setting_exits_2_naming_the_variable(tmp_path):
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:1")
+    kubeconfig = plain_http_kubeconfig(tmp_path / "kubeconfig", "http://127.0.0.1:1")
     result = watch("--kubeconfig", str(kubeconfig), env=environment(LLMISVC_ROUTER_RESYNC_SECONDS="soon"))
     assert result.returncode == 2
     assert one_line(result.stderr).startswith("llmisvc-router watch: LLMISVC_ROUTER_RESYNC_SECONDS:")
@@ -81,7 +86,7 @@ def test_a_missing_kubeconfig_exits_2_naming_the_file(tmp_path):
 
 def test_an_unreachable_kubernetes_api_exits_4(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
-    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url)
+    kubeconfig = plain_http_kubeconfig(tmp_path / "kubeconfig", url)
     result = watch("--kubeconfig", str(kubeconfig), env=environment(TEMPORAL_ADDRESS="127.0.0.1:1"))
     assert result.returncode == 4
     assert one_line(result.stderr).startswith(
@@ -89,11 +94,11 @@ def test_an_unreachable_kubernetes_api_exits_4(tmp_path):
     )
 
 
-def test_an_unreachable_temporal_exits_4_naming_the_address(tmp_path):
-    with running_apiserver(crds="all") as server:
-        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
-        address = f"127.0.0.1:{free_port()}"
-        result = watch("--kubeconfig", str(kubeconfig), env=environment(TEMPORAL_ADDRESS=address))
+def test_an_unreachable_temporal_exits_4_naming_the_address(tmp_path: Path, cluster: Cluster) -> None:
+    kubeconfig = cluster.kubeconfig(tmp_path / "kubeconfig", role="watcher")
+    address = f"127.0.0.1:{free_port()}"
+    env = environment(TEMPORAL_ADDRESS=address, POD_NAMESPACE=cluster.kserve_namespace)
+    result = watch("--kubeconfig", str(kubeconfig), env=env)
     assert result.returncode == 4
     assert one_line(result.stderr).startswith(
         f"llmisvc-router watch: cannot connect to Temporal at {address}:"
@@ -101,40 +106,46 @@ def test_an_unreachable_temporal_exits_4_naming_the_address(tmp_path):
 
 
 @pytest.mark.skipif(not TEMPORAL.exists(), reason="the temporal dev server binary is not installed")
-async def test_the_watcher_starts_the_workflows_and_stops_cleanly_on_sigterm(tmp_path):
+async def test_the_watcher_starts_the_workflows_and_stops_cleanly_on_sigterm(
+    tmp_path: Path, cluster: Cluster, world: World
+) -> None:
     temporal = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL), data_converter=DATA_CONVERTER, ui=False
     )
     try:
-        with running_apiserver(crds="all") as server:
-            custom = k8s.CustomObjectsApi(server.client)
-            custom.create_namespaced_custom_object(*SERVING[:2], "ns", SERVING[2], service("existing"))
-            kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url)
-            env = environment(TEMPORAL_ADDRESS=temporal.client.service_client.config.target_host)
-            args = ["watch", "--kubeconfig", str(kubeconfig), "--namespace", "ns", "--task-queue", "e2e"]
-            process = subprocess.Popen(
-                [sys.executable, "-c", LAUNCH, *args],
-                env=env,
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            try:
-                await running_workflow(temporal, "ns", "existing")
-                custom.create_namespaced_custom_object(*SERVING[:2], "ns", SERVING[2], service("new"))
-                described = await running_workflow(temporal, "ns", "new")
-                assert described.task_queue == "e2e"
-                stopped_at = time.monotonic()
-                process.send_signal(signal.SIGTERM)
-                _, stderr = process.communicate(timeout=10)
-            finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.communicate()
-            assert process.returncode == 0, stderr
-            assert time.monotonic() - stopped_at < 6
-            assert "Traceback" not in stderr
+        world.create(SERVING, service("existing"))
+        kubeconfig = cluster.kubeconfig(tmp_path / "kubeconfig", role="watcher")
+        env = environment(
+            TEMPORAL_ADDRESS=temporal.client.service_client.config.target_host,
+            POD_NAMESPACE=cluster.kserve_namespace,
+        )
+        ns = cluster.namespace
+        args = ["watch", "--kubeconfig", str(kubeconfig), "--namespace", ns, "--task-queue", "e2e"]
+        process = subprocess.Popen(
+            [sys.executable, "-c", LAUNCH, *args],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            # The first wait covers the process's start-up too (seconds of imports on a busy machine).
+            await running_workflow(temporal, ns, "existing", timeout=60)
+            world.create(SERVING, service("new"))
+            described = await running_workflow(temporal, ns, "new")
+            assert described.task_queue == "e2e"
+            stopped_at = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        assert process.returncode == 0, stderr
+        assert time.monotonic() - stopped_at < 6
+        assert "Traceback" not in stderr
+        assert cluster.counter.count(code=403) == 0, "the watcher's RBAC refused a request"
     finally:
         await temporal.shutdown()
 

@@ -5,7 +5,7 @@ is always synced and never behind (its reads are the API's, faults and holds inc
 API-server rules the activities rely on (uids, resourceVersions and 409 on a stale write, 404 as
 "absent", discovery of served kinds), so the production ``RouterActivities`` and the real planning
 core run unchanged on top of it.
-The JSON merge patch is the stand-in's own (one implementation of RFC 7386 in the repository).
+The JSON merge patch is its own (RFC 7386, as the API server applies it).
 Tests change the world directly (``put``, ``remove``, ``served``) and queue faults (``fail``) or hold a
 call (``hold``) to control what the activities see.
 """
@@ -17,10 +17,10 @@ import itertools
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from activities.cluster_api import ApiError, Wire
 from activities.events import EVENT
-from apiserver_standin.patches import merge_patch
 from cluster_cache.model import SeenVersion
 from router_core.models.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
 
@@ -346,3 +346,17 @@ def annotations_of(cluster: FakeCluster, namespace: str, name: str) -> dict[str,
     """The stored LLMInferenceService's annotations (empty when it is gone)."""
     svc = cluster.read(LLMISVC, namespace, name) or {}
     return dict((svc.get("metadata") or {}).get("annotations") or {})
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386, as the API server applies a merge patch: objects merge key by key, ``null`` deletes a
+    key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result

@@ -1,22 +1,27 @@
 """The timeout chain, read from the objects the worker really uses (docs/operations.md, *Timeouts*): one
 request fits inside an activity attempt, the client does not retry behind Temporal's back, heartbeats
 come often enough for their timeout, and the local activities, which cannot heartbeat, are short; and
-what an attempt does with them (activities.attempts), run in Temporal's ActivityEnvironment."""
+what an attempt does with them (activities.attempts), run in Temporal's ActivityEnvironment. The
+heartbeats themselves are sent through a real worker: tests/integration/test_heartbeats.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 from urllib3.util import Retry
 
-from activities import attempts, cluster_api, kube_api, router_activities
+from activities import attempts, cluster_api, heartbeats, kube_api, router_activities
+from activities.router_activities import RouterActivities
+from tests.workflows import world
+from tests.workflows.fake_cluster import FakeCluster
 from worker import factory
 from workflows import service_workflow as wf
 
@@ -62,7 +67,7 @@ def test_the_kubernetes_client_does_not_retry_requests_itself(tmp_path: Path) ->
 def test_regular_activities_heartbeat_well_within_a_heartbeat_timeout_of_a_few_seconds() -> None:
     heartbeat = seconds(wf.ACTIVITY_OPTIONS.get("heartbeat_timeout"))
     assert heartbeat == 5.0
-    assert heartbeat >= attempts.HEARTBEAT_INTERVAL * 3
+    assert heartbeat >= heartbeats.HEARTBEAT_INTERVAL * 3
     assert heartbeat < seconds(wf.ACTIVITY_OPTIONS.get("start_to_close_timeout"))
 
 
@@ -118,17 +123,34 @@ def test_only_a_second_attempt_is_a_retry() -> None:
     assert (activity_env(attempt=1).run(is_retry), activity_env(attempt=2).run(is_retry)) == (False, True)
 
 
-def test_heartbeats_go_on_while_the_activity_waits() -> None:
-    beats: list[float] = []
+def test_heartbeating_outside_a_worker_with_the_heartbeat_scheduler_says_how_to_build_one() -> None:
+    """The ActivityEnvironment runs no interceptors, so no loop would send the heartbeats: a silent block
+    would let the activity die of its heartbeat timeout later, with nothing pointing here."""
+    beats: list[tuple[object, ...]] = []
     env = activity_env()
-    env.on_heartbeat = lambda *details: beats.append(time.monotonic())
+    env.on_heartbeat = lambda *details: beats.append(details)
 
-    def slow_request() -> None:
-        with attempts.heartbeating(interval=0.1):
-            time.sleep(0.55)  # one request waiting on the API server: the activity's thread is blocked
+    def heartbeating_request() -> None:
+        with heartbeats.heartbeating():
+            pass
 
-    env.run(slow_request)
-    assert len(beats) >= 4  # one at once, then one per interval from the heartbeat thread
+    with pytest.raises(RuntimeError, match=r"HeartbeatScheduler.*worker\.factory\.build_worker"):
+        env.run(heartbeating_request)
+    assert beats == []
+
+
+def test_the_production_worker_carries_the_heartbeat_scheduler(client: Client) -> None:
+    cluster = FakeCluster()
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        built = factory.build_worker(
+            client,
+            "heartbeat-scheduler",
+            RouterActivities(cluster, cluster, world.ENV),
+            executor,
+            factory.WorkerSizing(activity_threads=1),
+        )
+    interceptors = built.config()["interceptors"]
+    assert [type(i) for i in interceptors] == [heartbeats.HeartbeatScheduler]
 
 
 def test_a_transient_failure_is_retried_within_a_fraction_of_a_second() -> None:

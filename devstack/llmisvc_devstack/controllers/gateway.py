@@ -198,7 +198,7 @@ class SimulatedGatewayController:
             if failed and not self.stopping.wait(0.1):  # a failed write (faults, a conflict): again soon
                 self._dirty.set()
             # Changes that arrive meanwhile make one more round, not one round each: every round reads
-            # every route and pool, and it runs in the stand-in's own process.
+            # every route and pool.
             self.stopping.wait(self.config.min_round_seconds)
 
     def reconcile_once(self) -> int:

@@ -8,7 +8,7 @@ gateway controller's :class:`~llmisvc_devstack.controllers.gateway.Informer`), r
 cache when something changed (at most every ``interval`` seconds), writes only what differs, and deletes
 the Deployments it created when the scheduler goes away or the service is stopped or deleted. A cache,
 not a poll of every object: at a thousand services, listing them all twice a second was a good part of
-the stand-in's time.
+the API server's time.
 
 It talks to the API with the official client's ``CustomObjectsApi`` (which serves any group, apps/v1
 included), as an outside controller would: nothing of the product but the core's derived names.

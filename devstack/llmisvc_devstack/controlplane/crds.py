@@ -80,7 +80,7 @@ def _load(path: Path) -> dict[str, Any]:
     """The CRD in ``path``, parsed once per process and cached as JSON across processes.
 
     The KServe files are megabytes of YAML (seconds to parse); JSON of the same loads fifty times
-    faster, so every stand-in process after the first starts at once. The cache is keyed by the
+    faster, so every process after the first installs them at once. The cache is keyed by the
     file's hash and only ever an optimisation: any failure to read or write it is ignored.
     """
     raw = path.read_bytes()

@@ -91,7 +91,32 @@ class FaultRule:
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown fault rule fields: {sorted(unknown)}")
+        for name, value in data.items():
+            _check_type(name, value)
         return cls(**data)
+
+
+# What each field may hold when a rule arrives as JSON: a wrong type would otherwise surface only
+# when the rule is matched, failing every request the proxy serves.
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(
+        ("verb", "resource", "group", "namespace", "name", "subresource", "user_agent", "message"),
+        (str, type(None)),
+    ),
+    "exclude_user_agent": (str, type(None)),
+    **dict.fromkeys(("times", "status", "retry_after", "drop_watch_after"), (int, type(None))),
+    **dict.fromkeys(("probability", "delay", "hang_timeout"), (int, float)),
+    **dict.fromkeys(("hang", "drop_abruptly", "commit"), (bool,)),
+    "id": (str,),
+}
+
+
+def _check_type(name: str, value: object) -> None:
+    allowed = _JSON_TYPES[name]
+    numeric_bool = isinstance(value, bool) and bool not in allowed  # JSON true is no number
+    if numeric_bool or not isinstance(value, allowed):
+        wanted = " or ".join("null" if t is type(None) else t.__name__ for t in allowed)
+        raise ValueError(f"fault rule field {name!r} must be {wanted}, not {value!r}")
 
 
 class FaultInjector:

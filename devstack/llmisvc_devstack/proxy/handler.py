@@ -1,20 +1,23 @@
-"""One client connection's requests: parse, route to the control endpoint or fault and forward, count.
+"""One client connection's requests: read, route to the control endpoint or fault and forward, count.
 
-A request's way through: its body is read (``Content-Length`` or chunked); the URL is parsed as
+A request's way through: its head and body are read (:mod:`wire`); the URL is parsed as
 kube-apiserver does, so fault rules and counters see its verb and resource; a fired rule waits
 (``delay``, ``hang``) and may answer its ``Status`` instead of the server, or after it (``commit``);
-otherwise the request goes upstream unchanged, but for the hop-by-hop headers, and the response
-comes back as it arrives. Every answered request is counted before its answer goes out, so a client
-that reads the counters next sees it.
+otherwise the request goes upstream unchanged but for the hop-by-hop headers, and the answer comes
+back as it arrives. Every answered request is counted before its answer goes out, so a client that
+reads the counters next sees it. Requests on one connection are served one after the other, as
+HTTP/1.1 without pipelining is used by every Kubernetes client.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import socketserver
 import time
-from http.client import HTTPException, HTTPResponse
-from http.server import BaseHTTPRequestHandler
-from typing import Any
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import cast
 from urllib.parse import parse_qs, unquote
 
 from llmisvc_devstack.proxy import control, requestinfo
@@ -23,22 +26,43 @@ from llmisvc_devstack.proxy.faults import FaultRule
 from llmisvc_devstack.proxy.listener import ProxyServer, Session
 from llmisvc_devstack.proxy.relay import HOP_BY_HOP, ClientGone, Downstream, Ending, event_limit, stream_body
 from llmisvc_devstack.proxy.requestinfo import RequestInfo
-from llmisvc_devstack.proxy.status import ApiError, upstream_unreachable
+from llmisvc_devstack.proxy.status import ApiError, bad_request, upstream_unreachable
+from llmisvc_devstack.proxy.upstream import Response
+from llmisvc_devstack.proxy.wire import Body, Head, ProtocolError, content_length, is_chunked, read_head
 
 HANDSHAKE_TIMEOUT = 10.0
 SMALL_BODY = 64 * 1024  # a length-delimited body up to this size goes out in one write with its head
 _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "expect"}
-_NO_BODY_CODES = frozenset({204, 304})
 
 
-def _head(code: int, reason: str, headers: list[tuple[str, str]]) -> bytes:
+@dataclass(slots=True)
+class Request:
+    method: str
+    target: str  # as the client sent it: passed on unchanged, never re-quoted
+    head: Head
+    body: bytes
+    info: RequestInfo
+
+    @property
+    def agent(self) -> str:
+        return self.head.get("user-agent")
+
+
+def _phrase(code: int) -> str:
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return ""
+
+
+def _head(code: int, reason: str, fields: list[tuple[str, str]]) -> bytes:
     lines = [f"HTTP/1.1 {code} {reason}\r\n".encode("latin-1")]
-    lines.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in headers)
+    lines.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in fields)
     lines.append(b"\r\n")
     return b"".join(lines)
 
 
-def _created_name(info: RequestInfo, code: int, body: bytes | None, content_type: str) -> str:
+def _created_name(info: RequestInfo, code: int, body: bytes, content_type: str) -> str:
     """The name a create stored (a POST's path has none, and ``generateName`` picks it server-side),
     so the request log says which object each write touched."""
     if info.verb != "create" or info.name or code >= 300 or not body or "json" not in content_type:
@@ -49,8 +73,7 @@ def _created_name(info: RequestInfo, code: int, body: bytes | None, content_type
         return ""
 
 
-class ProxyHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class ProxyHandler(socketserver.StreamRequestHandler):
     disable_nagle_algorithm = True  # TCP_NODELAY: small keep-alive answers are not held back
     server: ProxyServer
     session: Session
@@ -60,10 +83,12 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.request.settimeout(HANDSHAKE_TIMEOUT)
             self.request.do_handshake()
         super().setup()
+        self.reader = cast(io.BufferedReader, self.rfile)  # what makefile("rb", -1) made it
         # Idle keep-alive connections end after this long, as kube-apiserver's do.
         self.connection.settimeout(self.server.idle_timeout)
         self.session = self.server.open_session(self.connection)
         self.out = Downstream(self.connection)
+        self.close_connection = False
 
     def finish(self) -> None:
         try:
@@ -71,96 +96,77 @@ class ProxyHandler(BaseHTTPRequestHandler):
         finally:
             self.server.close_session(self.session)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: a request log on stderr would drown test output (the counters keep one)."""
-
-    def do_GET(self) -> None:
-        self._proxy()
-
-    def do_HEAD(self) -> None:
-        self._proxy()
-
-    def do_POST(self) -> None:
-        self._proxy()
-
-    def do_PUT(self) -> None:
-        self._proxy()
-
-    def do_PATCH(self) -> None:
-        self._proxy()
-
-    def do_DELETE(self) -> None:
-        self._proxy()
-
-    def do_OPTIONS(self) -> None:
-        self._proxy()
+    def handle(self) -> None:
+        while not self.close_connection and not self.server.stopping.is_set():
+            try:
+                request = self._read_request()
+            except ProtocolError as exc:
+                self.close_connection = True
+                self._send_json(400, bad_request(str(exc)).body(), {})
+                return
+            except OSError:  # the client left, or stayed idle past the timeout
+                return
+            if request is None:
+                return
+            self._serve(request)
 
     # --- the request ---------------------------------------------------------------------------
 
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._read_chunked_body()
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _read_chunked_body(self) -> bytes:
-        # Forwarded with a Content-Length: Kubernetes request bodies are bounded (a few MiB).
-        pieces = []
-        while True:
-            size = int(self.rfile.readline(1024).split(b";", 1)[0], 16)
-            if size == 0:
-                break
-            pieces.append(self.rfile.read(size))
-            self.rfile.readline(8)
-        while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-            pass  # trailers: nothing of Kubernetes uses them
-        return b"".join(pieces)
-
-    def _forwarded_headers(self) -> list[tuple[str, str]]:
-        named = {t.strip().lower() for t in self.headers.get("Connection", "").split(",")}
-        skip = _NOT_FORWARDED | named
-        return [(k, v) for k, v in self.headers.items() if k.lower() not in skip]
-
-    def _proxy(self) -> None:
-        try:
-            body = self._read_body()
-        except (ValueError, OSError):
-            self.close_connection = True
-            return
-        raw_path, _, query = self.path.partition("?")
+    def _read_request(self) -> Request | None:
+        head = read_head(self.reader)
+        if head is None:
+            return None
+        method, _, rest = head.start.partition(" ")
+        target, _, version = rest.rpartition(" ")
+        if not version.startswith("HTTP/1.") or not target or not method.isalpha():
+            raise ProtocolError(f"not an HTTP/1.x request line: {head.start[:80]!r}")
+        connection = head.tokens("connection")
+        self.close_connection = "close" in connection or (
+            version == "HTTP/1.0" and "keep-alive" not in connection
+        )
+        if "expect" in head.index and "100-continue" in head.tokens("expect") and version == "HTTP/1.1":
+            self.out.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        chunked = is_chunked(head)
+        body = Body(self.reader, None if chunked else content_length(head) or 0, chunked).read_all()
+        raw_path, _, query = target.partition("?")
         path = unquote(raw_path)
-        if path.startswith(control.PREFIX):
-            code, answer = control.handle(self.server, self.command, path, query, body)
+        watch = "watch" in query and requestinfo.is_watch_query(parse_qs(query).get("watch", [""])[-1])
+        return Request(method, target, head, body, requestinfo.parse(method, path, watch))
+
+    def _forwarded(self, head: Head) -> list[tuple[str, str]]:
+        named = head.tokens("connection") - {"close", "keep-alive"}  # fields named hop-by-hop
+        skip = _NOT_FORWARDED | named if named else _NOT_FORWARDED
+        return [(k, v) for k, v in head.fields if k.lower() not in skip]
+
+    def _serve(self, request: Request) -> None:
+        info = request.info
+        if info.path.startswith(control.PREFIX):
+            query = request.target.partition("?")[2]
+            code, answer = control.handle(self.server, request.method, info.path, query, request.body)
             self._send_json(code, json.dumps(answer, separators=(",", ":")).encode(), {})
             return
-        watch = "watch" in query and requestinfo.is_watch_query(parse_qs(query).get("watch", [""])[-1])
-        info = requestinfo.parse(self.command, path, watch)
-        rule = self.server.faults.evaluate(info, self._agent()) if info.is_resource else None
+        rule = self.server.faults.evaluate(info, request.agent) if info.is_resource else None
         error = self._before(rule)
         if error is not None and not (rule is not None and rule.commit and info.is_write):
-            self._answer_error(info, error)
+            self._answer_error(request, error)
             return
-        head = f"{self.command} {self.path} HTTP/1.1\r\n".encode("latin-1")
+        link = self.session.link
         try:
-            response = self.session.link.send(head, self._forwarded_headers(), body, self.command)
-        except (OSError, HTTPException) as exc:
-            self.session.link.close()
-            self._answer_error(info, upstream_unreachable(self.server.upstream.url, str(exc) or repr(exc)))
+            response = link.send(request.method, request.target, self._forwarded(request.head), request.body)
+        except (OSError, ProtocolError) as exc:
+            link.close()
+            self._answer_error(request, upstream_unreachable(self.server.upstream.url, str(exc) or repr(exc)))
             return
         try:
             if error is not None:
-                response.read()  # committed upstream; the client is told it failed
-                self.session.link.finished(response)
-                self._answer_error(info, error)
+                response.body.read_all()  # committed upstream; the client is told it failed
+                link.finished(response)
+                self._answer_error(request, error)
             else:
-                self._relay(info, response, rule)
-        except (OSError, HTTPException, ClientGone):
-            response.close()
-            self.session.link.close()
+                self._relay(request, response, rule)
+        except (OSError, ProtocolError, ClientGone):
+            link.close()
             self.close_connection = True
-
-    def _agent(self) -> str:
-        return self.headers.get("User-Agent", "")
 
     def _before(self, rule: FaultRule | None) -> ApiError | None:
         """Run a fired rule's delay and hang; the error it answers with, if any."""
@@ -177,7 +183,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
 
     # --- the answer ----------------------------------------------------------------------------
 
-    def _record(self, info: RequestInfo, code: int, name: str = "") -> None:
+    def _record(self, request: Request, code: int, name: str = "") -> None:
+        info = request.info
         self.server.counter.record(
             RequestRecord(
                 verb=info.verb,
@@ -187,67 +194,82 @@ class ProxyHandler(BaseHTTPRequestHandler):
                 namespace=info.namespace or "",
                 name=name or info.name,
                 code=code,
-                method=self.command,
+                method=request.method,
                 path=info.path,
-                user_agent=self._agent(),
+                user_agent=request.agent,
                 time=time.time(),
             )
         )
 
-    def _answer_error(self, info: RequestInfo, error: ApiError) -> None:
-        self._record(info, error.code)
-        self._send_json(error.code, error.body(), error.headers)
+    def _answer_error(self, request: Request, error: ApiError) -> None:
+        self._record(request, error.code)
+        self._send_json(error.code, error.body(), error.headers, head_only=request.method == "HEAD")
 
-    def _send_json(self, code: int, data: bytes, extra: dict[str, str]) -> None:
-        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
-        headers.extend(extra.items())
+    def _send_json(self, code: int, data: bytes, extra: dict[str, str], head_only: bool = False) -> None:
+        fields = [("Content-Type", "application/json"), ("Content-Length", str(len(data))), *extra.items()]
         if self.close_connection:
-            headers.append(("Connection", "close"))
+            fields.append(("Connection", "close"))
         try:
-            self.out.write(_head(code, self.responses.get(code, ("",))[0], headers) + data)
+            self.out.write(_head(code, _phrase(code), fields) + (b"" if head_only else data))
         except ClientGone:
             self.close_connection = True
 
-    def _relay(self, info: RequestInfo, response: HTTPResponse, rule: FaultRule | None) -> None:
-        code = response.status
-        headers = [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_BY_HOP]
-        has_body = self.command != "HEAD" and code not in _NO_BODY_CODES and code >= 200
-        length = response.length if has_body else 0
-        chunked = has_body and length is None and self.request_version == "HTTP/1.1"
-        if has_body and length is None and not chunked:
-            self.close_connection = True  # an HTTP/1.0 client: the body ends with the connection
+    def _relay(self, request: Request, response: Response, rule: FaultRule | None) -> None:
+        length = response.length
+        info = request.info
+        if length is None and info.verb == "create" and not info.name and response.code < 300:
+            self._relay_whole(request, response)
+            return
+        # A body of unknown length goes on in chunks, but to an HTTP/1.0 client, which ends with the
+        # connection; its Content-Length, if the server sent one with chunks, is void (RFC 9112 6.3).
+        chunked = length is None and not request.head.start.endswith("HTTP/1.0")
+        skip = HOP_BY_HOP if length is not None else HOP_BY_HOP | {"content-length"}
+        fields = [(k, v) for k, v in response.head.fields if k.lower() not in skip]
+        if length is None and not chunked:
+            self.close_connection = True
         if chunked:
-            headers.append(("Transfer-Encoding", "chunked"))
+            fields.append(("Transfer-Encoding", "chunked"))
         if self.close_connection:
-            headers.append(("Connection", "close"))
-        head = _head(code, response.reason, headers)
+            fields.append(("Connection", "close"))
+        head = _head(response.code, response.reason, fields)
         if length is not None and length <= SMALL_BODY:
-            data = response.read() if has_body else b""
-            name = _created_name(info, code, data, response.getheader("Content-Type", ""))
-            self._record(info, code, name)
+            data = response.body.read_all()
+            name = _created_name(request.info, response.code, data, response.head.get("content-type"))
+            self._record(request, response.code, name)
             self.out.write(head + data)
             self.session.link.finished(response)
             return
-        self._record(info, code)
-        self._stream(info, response, rule, head, chunked)
+        self._record(request, response.code)
+        self._stream(request, response, rule, head, chunked)
+
+    def _relay_whole(self, request: Request, response: Response) -> None:
+        """A create's answer in chunks (Go's server chunks any answer over 2 KiB), read whole and sent on
+        with its length, so the request log names the object the POST stored as for a short answer."""
+        data = response.body.read_all()
+        skip = HOP_BY_HOP | {"content-length"}
+        fields = [(k, v) for k, v in response.head.fields if k.lower() not in skip]
+        fields.append(("Content-Length", str(len(data))))
+        if self.close_connection:
+            fields.append(("Connection", "close"))
+        name = _created_name(request.info, response.code, data, response.head.get("content-type"))
+        self._record(request, response.code, name)
+        self.out.write(_head(response.code, response.reason, fields) + data)
+        self.session.link.finished(response)
 
     def _stream(
-        self, info: RequestInfo, response: HTTPResponse, rule: FaultRule | None, head: bytes, chunked: bool
+        self, request: Request, response: Response, rule: FaultRule | None, head: bytes, chunked: bool
     ) -> None:
-        watch = info.verb == "watch"
+        watch = request.info.verb == "watch"
         drop_after = rule.drop_watch_after if watch and rule is not None else None
-        limit = (
-            event_limit(drop_after, response.getheader("Content-Type", ""))
-            if drop_after is not None
-            else None
-        )
+        content_type = response.head.get("content-type")
+        limit = event_limit(drop_after, content_type) if drop_after is not None else None
         send = self.out.chunk if chunked else self.out.write
         if watch:
             self.session.start_watch()
         try:
             self.out.write(head)
             ending = Ending.LIMIT if limit is not None and limit.left <= 0 else None
-            ending = ending or stream_body(response, send, limit, self.session.is_cut)
+            ending = ending or stream_body(response.body, send, limit, self.session.is_cut)
         finally:
             if watch:
                 self.session.end_watch()
@@ -257,7 +279,6 @@ class ProxyHandler(BaseHTTPRequestHandler):
             self.session.link.finished(response)
             return
         # The rest of the upstream body is unread (or lost): that connection cannot serve again.
-        response.close()
         self.session.link.close()
         abruptly = (
             ending is Ending.BROKEN

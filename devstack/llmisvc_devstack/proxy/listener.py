@@ -2,12 +2,14 @@
 
 The TLS handshake runs in the connection's own thread (the listening socket is wrapped with
 ``do_handshake_on_connect=False``), so a slow or broken client never holds up ``accept``. Sessions are
-tracked so that watch streams can be cut, and every connection ended, from another thread.
+tracked so that watch streams can be cut, and every connection ended, from another thread, and so
+that one thread can end the watches whose clients have gone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import socketserver
 import ssl
@@ -18,6 +20,8 @@ from typing import Any
 from llmisvc_devstack.proxy.counters import RequestCounter
 from llmisvc_devstack.proxy.faults import FaultInjector
 from llmisvc_devstack.proxy.upstream import Upstream, UpstreamLink
+
+HANGUP_POLL = 0.5  # seconds between looks for clients that left their watch
 
 
 class Session:
@@ -122,6 +126,24 @@ class ProxyServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
     def cut_watches(self, abruptly: bool = False) -> int:
         """End every watch stream open now; how many were."""
         return sum(session.cut_watch(abruptly) for session in self.sessions())
+
+    def end_abandoned_watches(self, poll_seconds: float = HANGUP_POLL) -> None:
+        """Until stopping: end the watch streams whose client hung up.
+
+        A relay thread blocks on the upstream and would notice a client gone only at its next write,
+        which on a quiet watch may be a minute away (the next bookmark), holding a thread and an
+        upstream watch meanwhile. A client sends nothing while it reads a watch (no Kubernetes client
+        pipelines requests), so its socket turning readable means it closed, or is closing, it. One
+        thread polls them all.
+        """
+        while not self.stopping.wait(poll_seconds):
+            watching = {s.sock.fileno(): s for s in self.sessions() if s.watching}
+            poller = select.poll()
+            for fd in watching:
+                if fd >= 0:  # -1: closed meanwhile
+                    poller.register(fd, select.POLLIN | select.POLLPRI)
+            for fd, _ in poller.poll(0):
+                watching[fd].cut_watch(abruptly=True)
 
     def abort_sessions(self) -> None:
         for session in self.sessions():

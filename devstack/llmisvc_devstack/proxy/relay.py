@@ -1,8 +1,8 @@
 """Copying an upstream response's body to the client as it arrives, and where a watch event ends.
 
-Bodies are never gathered before they are sent on (beyond one small, length-delimited answer, sent with
-its head in one write): each piece read is written at once, so watch events flow one by one. A body
-of unknown length is re-framed as chunks, since the client connection is kept alive. A
+Bodies are never gathered before they are sent on (beyond one small, length-delimited answer, sent
+with its head in one write): each piece read (:class:`wire.Body`) is written at once, so watch events
+flow one by one. A body of unknown length is re-framed as chunks, as the client connection stays. A
 ``drop_watch_after`` fault needs the event boundaries: newlines in a JSON watch, 4-byte length
 prefixes in a protobuf one (``;stream=watch``).
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 import enum
 import socket
 from collections.abc import Callable
-from http.client import HTTPException, HTTPResponse
 from typing import Protocol
 
-READ_SIZE = 64 * 1024
+from llmisvc_devstack.proxy.wire import Body, ProtocolError
+
 # Headers that describe one connection, not the message (RFC 9110 7.6.1): never passed on.
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
@@ -120,25 +120,20 @@ class Ending(enum.Enum):
 
 
 def stream_body(
-    response: HTTPResponse,
+    body: Body,
     send: Callable[[bytes], None],
     limit: EventLimit | None,
     is_cut: Callable[[], bool],
 ) -> Ending:
-    """Copy the body piece by piece as it arrives (``read1`` returns what one chunk has, never waits
-    for more); :class:`ClientGone` from ``send`` propagates."""
+    """Copy the body piece by piece as it arrives; :class:`ClientGone` from ``send`` propagates."""
     while True:
         try:
-            data = response.read1(READ_SIZE)
-        except (OSError, HTTPException):
+            data = body.read()
+        except (OSError, ProtocolError):
             return Ending.CUT if is_cut() else Ending.BROKEN
         if not data:
-            if is_cut():
-                return Ending.CUT
-            # A length-delimited body is done when its length is used up (read1 leaves it open then);
-            # a chunked or close-delimited one when http.client saw its end and closed it.
-            done = response.length == 0 if response.length is not None else response.isclosed()
-            return Ending.COMPLETE if done else Ending.BROKEN
+            # A cut socket reads as an end: only is_cut tells it from a body that was complete.
+            return Ending.CUT if is_cut() else Ending.COMPLETE
         if limit is not None:
             end = limit.cut(data)
             if end is not None:

@@ -110,6 +110,8 @@ class ApiProxy:
         return self
 
     def serve_forever(self) -> None:
+        reaper = threading.Thread(target=self.httpd.end_abandoned_watches, name="proxy-hangups", daemon=True)
+        reaper.start()
         self.httpd.serve_forever(poll_interval=0.1)
 
     def stop(self) -> None:

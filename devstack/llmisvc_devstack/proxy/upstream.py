@@ -2,19 +2,31 @@
 
 Pairing one upstream connection with each downstream one keeps the model simple (a request and its
 response, watches included, never share a connection with another client's) and gives keep-alive
-reuse for free. Requests are written as one buffer; responses are read with ``http.client``'s parser,
-which knows chunked and length-delimited bodies.
+reuse for free. Requests are written as one buffer; answers are read with :mod:`wire`, the body
+left for the caller to relay as it arrives.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import socket
 import ssl
 import threading
 from collections.abc import Iterable
-from http.client import HTTPResponse
+from dataclasses import dataclass
+from typing import cast
 from urllib.parse import urlsplit
+
+from llmisvc_devstack.proxy.wire import (
+    PIECE,
+    Body,
+    Head,
+    ProtocolError,
+    content_length,
+    is_chunked,
+    read_head,
+)
 
 CONNECT_TIMEOUT = 10.0
 
@@ -54,6 +66,46 @@ class Upstream:
         return sock
 
 
+@dataclass(slots=True)
+class Response:
+    """An upstream answer whose head has been read; its body is read as it is relayed."""
+
+    code: int
+    reason: str
+    head: Head
+    body: Body
+    length: int | None  # the Content-Length of a length-delimited body, 0 when there is no body
+    chunked: bool
+    will_close: bool  # the server ends the connection after this answer
+
+
+def read_response(rfile: io.BufferedReader, method: str) -> Response:
+    while True:
+        head = read_head(rfile)
+        if head is None:
+            raise UpstreamClosedError("the upstream closed the connection before answering")
+        version, _, rest = head.start.partition(" ")
+        code_text, _, reason = rest.partition(" ")
+        if not version.startswith("HTTP/1.") or len(code_text) != 3 or not code_text.isdigit():
+            raise ProtocolError(f"not an HTTP/1.x status line: {head.start[:80]!r}")
+        code = int(code_text)
+        if not 100 <= code < 200 or code == 101:
+            break  # 1xx answers are interim (100 Continue): the real one follows
+    connection = head.tokens("connection")
+    keep = "close" not in connection and (version == "HTTP/1.1" or "keep-alive" in connection)
+    if method == "HEAD" or code in (204, 304):
+        return Response(code, reason, head, Body(rfile, 0, False), 0, False, not keep)
+    if is_chunked(head):
+        return Response(code, reason, head, Body(rfile, None, True), None, True, not keep)
+    length = content_length(head)
+    body = Body(rfile, length, False)
+    return Response(code, reason, head, body, length, False, not keep or length is None)
+
+
+class UpstreamClosedError(ConnectionError):
+    """The upstream ended the connection where an answer should have begun."""
+
+
 class UpstreamLink:
     """The upstream connection of one downstream connection, opened on first use and reused.
 
@@ -64,12 +116,13 @@ class UpstreamLink:
     def __init__(self, upstream: Upstream) -> None:
         self.upstream = upstream
         self._sock: socket.socket | None = None
+        self._rfile: io.BufferedReader | None = None
         self._lock = threading.Lock()
 
-    def send(self, head: bytes, headers: Iterable[tuple[str, str]], body: bytes, method: str) -> HTTPResponse:
-        """Send one request (``head`` is its request line) and read the response's status and headers."""
-        lines = [head]
-        lines.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in headers)
+    def send(self, method: str, target: str, fields: Iterable[tuple[str, str]], body: bytes) -> Response:
+        """Send one request and read the head of its answer."""
+        lines = [f"{method} {target} HTTP/1.1\r\n".encode("latin-1")]
+        lines.extend(f"{name}: {value}\r\n".encode("latin-1") for name, value in fields)
         lines.append(b"Host: " + self.upstream.authority + b"\r\n")
         if body or method in ("POST", "PUT", "PATCH"):
             lines.append(b"Content-Length: %d\r\n" % len(body))
@@ -87,20 +140,19 @@ class UpstreamLink:
         # keep-alive connections): it answered nothing, so sending again on a new connection is safe.
         return self._exchange(data, method)
 
-    def _exchange(self, data: bytes, method: str) -> HTTPResponse:
-        sock = self._sock
-        if sock is None:
+    def _exchange(self, data: bytes, method: str) -> Response:
+        sock, rfile = self._sock, self._rfile
+        if sock is None or rfile is None:
             sock = self.upstream.connect()
+            rfile = cast(io.BufferedReader, sock.makefile("rb", PIECE))
             with self._lock:
-                self._sock = sock
+                self._sock, self._rfile = sock, rfile
         sock.sendall(data)
-        response = HTTPResponse(sock, method=method)
-        response.begin()
-        return response
+        return read_response(rfile, method)
 
-    def finished(self, response: HTTPResponse) -> None:
-        """The response was read to its end: keep the connection unless the server will close it."""
-        if response.will_close:
+    def finished(self, response: Response) -> None:
+        """The answer was read to its end: keep the connection unless the server will close it."""
+        if response.will_close or not response.body.done:
             self.close()
 
     def abort(self) -> None:
@@ -112,7 +164,8 @@ class UpstreamLink:
 
     def close(self) -> None:
         with self._lock:
-            sock, self._sock = self._sock, None
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.close()
+            sock, rfile, self._sock, self._rfile = self._sock, self._rfile, None, None
+        for closable in (rfile, sock):
+            if closable is not None:
+                with contextlib.suppress(OSError):
+                    closable.close()

@@ -1,1 +1,0 @@
-"""Tests of the Kubernetes API server stand-in itself."""
