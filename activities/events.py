@@ -71,6 +71,7 @@ class EventRecorder:
         self.api = api
         self.instance = instance or os.environ.get("POD_NAME") or socket.gethostname()
         self._series: dict[tuple[str, ...], _Series] = {}
+        self._last_stamp = 0
         self._lock = threading.Lock()
 
     def record(self, obj: Wire, event: EventSpec, now: datetime | None = None) -> None:
@@ -92,8 +93,11 @@ class EventRecorder:
                           target.get("name"), err.message)  # fmt: skip
 
     def _create(self, target: dict[str, Any], event: EventSpec, when: datetime) -> str:
-        # client-go's naming: the object's name and a timestamp, unique per recorder and moment.
-        name = f"{target.get('name', 'object')}.{int(when.timestamp() * 1e9):x}"
+        # client-go's naming: the object's name and the time in nanoseconds. Python's clock has
+        # microseconds, so two Events of one moment (several condition changes of one status write) would
+        # share a name and kube-apiserver would refuse the second (409): the stamp never repeats.
+        self._last_stamp = max(int(when.timestamp() * 1e6) * 1000, self._last_stamp + 1)
+        name = f"{target.get('name', 'object')}.{self._last_stamp:x}"
         body = {
             "apiVersion": EVENT.api_version,
             "kind": EVENT.kind,

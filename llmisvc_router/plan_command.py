@@ -24,7 +24,8 @@ DESCRIPTION = """\
 Plan one router pass for an LLMInferenceService, offline.
 
 Input (-f FILE, or -f - for stdin; -f may be repeated, the files are read as one cluster state and an
-object found in two of them is refused): multi-document YAML or one kind: List of the cluster state: the
+object found in two of them is refused): multi-document YAML, or one kind: List in YAML or JSON (as
+kubectl get -o json writes it, read much faster than YAML when it holds CRDs), of the cluster state: the
 LLMInferenceService(s), Gateways, GatewayClasses, HTTPRoutes and InferencePools (v1 and v1alpha2) with
 their status, Services, Deployments, the inferenceservice-config ConfigMap (absent = defaults) and
 CustomResourceDefinitions (none in the file = every API installed; any = only those installed).

@@ -19,8 +19,10 @@ the same whatever the number of services) — and :func:`affected_services` appl
   in ``inferenceservice-config`` -> every service.
 
 A change of a service that only touches the status fields the router writes itself is not a trigger:
-it is the echo of a pass that already ran. Signalling a service that turns out not to care costs one
-idle pass; missing one leaves it stale until the resync, so every rule errs on the side of signalling.
+it is the echo of a pass that already ran. In shadow mode the router writes no status, so such a change
+is another writer's (KServe's), and the drift it makes or ends is the pass's to report: it is a trigger.
+Signalling a service that turns out not to care costs one idle pass; missing one leaves it stale until
+the resync, so every rule errs on the side of signalling.
 """
 
 from __future__ import annotations
@@ -74,14 +76,15 @@ class WatchedWorld:
 
     env: Environment
     config: RouterConfig
+    shadow: bool = False  # the deployment writes nothing: no status change is the echo of its own
     services: dict[Key, Wire] = field(default_factory=dict)
     routes: dict[Key, Wire] = field(default_factory=dict)
     _merged: dict[Key, LLMInferenceService | None] = field(default_factory=dict, repr=False)
     _index: uses.UsersIndex = field(default_factory=uses.UsersIndex, repr=False)
 
     @classmethod
-    def empty(cls, env: Environment) -> WatchedWorld:
-        return cls(env=env, config=router_config(None, env))
+    def empty(cls, env: Environment, shadow: bool = False) -> WatchedWorld:
+        return cls(env=env, config=router_config(None, env), shadow=shadow)
 
     def apply(self, event: WatchEvent) -> None:
         """Remember what the event says (after :func:`affected_services` looked at the world before it)."""
@@ -204,7 +207,8 @@ def affected_services(event: WatchEvent, world: WatchedWorld) -> list[Affected]:
     if event.resource == kube.LLMISVC:
         previous = world.services.get((event.namespace, event.name))
         if (
-            event.type == MODIFIED
+            not world.shadow
+            and event.type == MODIFIED
             and previous is not None
             and only_router_status_changed(previous, event.obj)
         ):

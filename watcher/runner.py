@@ -57,6 +57,9 @@ class WatcherSettings(Protocol):
     @property
     def service_selector(self) -> str: ...
 
+    @property
+    def mode(self) -> str: ...
+
 
 async def run_watcher(
     cache: ClusterCache,
@@ -72,7 +75,15 @@ async def run_watcher(
     signaller = TemporalSignaller(starter)
     meter = telemetry.metric_meter(temporal_client)
     await watch_and_signal(
-        cache, signaller, settings.namespaces, env, stop, tuning or Tuning(), meter, settings.service_selector
+        cache,
+        signaller,
+        settings.namespaces,
+        env,
+        stop,
+        tuning or Tuning(),
+        meter,
+        settings.service_selector,
+        shadow=settings.mode == "shadow",
     )
 
 
@@ -85,11 +96,13 @@ async def watch_and_signal(
     tuning: Tuning,
     meter: MetricMeter = MetricMeter.noop,
     selector: str = "",
+    shadow: bool = False,
 ) -> None:
     """The watcher with any :class:`Signaller` (tests record the signals instead of sending them). It
     starts ``cache``'s loops; whoever made the cache stops it. Only the services ``selector`` selects are
     watched: one that leaves the selection arrives as deleted and its workflow is signalled, and its next
-    pass hands it off (``activities.management``)."""
+    pass hands it off (``activities.management``). ``shadow``: the deployment's mode is shadow, so a
+    service's status changes are other writers' and signal it (``watcher.mapping``)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
 
@@ -98,7 +111,7 @@ async def watch_and_signal(
             loop.call_soon_threadsafe(queue.put_nowait, event)
 
     coalescer = SignalCoalescer(signaller, tuning)
-    world = mapping.WatchedWorld.empty(env)
+    world = mapping.WatchedWorld.empty(env, shadow)
     cache.subscribe(emit)
     consumer = asyncio.create_task(_consume(queue, world, coalescer, ServiceGauge(meter)))
     try:

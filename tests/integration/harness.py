@@ -243,6 +243,7 @@ async def running_stack(
                     resync_seconds=resync_seconds,
                     service_selector=selector,
                     namespaces=namespaces,
+                    mode=management.mode.value,
                 )
                 stop = asyncio.Event()
                 watcher_cache = ClusterCache(watcher_client, tuning)

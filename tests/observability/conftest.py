@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from tests.workflows.harness import DEV_SERVER
+from tests.tools import TEMPORAL
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
 
@@ -20,7 +20,7 @@ async def temporal_address() -> AsyncIterator[str]:
     """``host:port`` of the dev server; each test connects its own client as the processes do."""
     env = await WorkflowEnvironment.start_local(
         data_converter=DATA_CONVERTER,
-        dev_server_existing_path=str(DEV_SERVER),
+        dev_server_existing_path=TEMPORAL,
         search_attributes=search_attributes.ALL,
         dev_server_log_level="error",
         # As docs/operations.md advises: flag a workflow whose tasks keep failing (TemporalReportedProblems).

@@ -38,7 +38,7 @@ from tests.integration.harness import (
     seed,
     until,
 )
-from tests.workflows.harness import DEV_SERVER
+from tests.tools import TEMPORAL
 from watcher.runner import stop_cache
 from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
 from workflows import search_attributes
@@ -97,7 +97,7 @@ async def ui_server() -> AsyncIterator[UiServer]:
     port = _free_port()
     env = await WorkflowEnvironment.start_local(
         data_converter=DATA_CONVERTER,
-        dev_server_existing_path=str(DEV_SERVER),
+        dev_server_existing_path=TEMPORAL,
         ui=True,
         ui_port=port,
         search_attributes=list(search_attributes.ALL),
