@@ -20,25 +20,13 @@ from contextlib import contextmanager
 
 from kubernetes import client as k8s
 
-from llmisvc_devstack.controlplane import ControlPlane, crds, identity, pki
-from tests.cluster import Cluster, Plane, test_cluster
+from llmisvc_devstack.controlplane import ControlPlane, crds
+from tests.cluster import VARIANTS, Cluster, Plane, start_plane, test_cluster
 
-SHAPE = "cluster-wide"
+SHAPE = VARIANTS["default"][0]  # the cluster-wide RBAC of deploy/
 
 _planes: dict[str, Plane] = {}  # at most one, under SHAPE
 _lock = threading.Lock()
-
-
-def _start(selection: str) -> Plane:
-    control = ControlPlane.start(crd_selection=selection)
-    try:
-        identity.apply(control, identity.rbac_objects(SHAPE, kserve_namespaces=[]))
-        tokens = identity.tokens(control)
-        cert = pki.sign_serving(control.pki, control.workdir / "pki", "proxy")
-    except BaseException:
-        control.stop()
-        raise
-    return Plane(control, SHAPE, tokens, cert)
 
 
 def installed_crds(control: ControlPlane) -> set[str]:
@@ -63,7 +51,7 @@ def private_plane(selection: str) -> Plane:
     """The session's private plane, with exactly the vendored CRDs ``selection`` names installed."""
     with _lock:
         if SHAPE not in _planes:
-            _planes[SHAPE] = _start(selection)
+            _planes[SHAPE] = start_plane("default", selection)  # the cluster-wide shape
         else:
             with_crds(_planes[SHAPE].control, selection)
         return _planes[SHAPE]
