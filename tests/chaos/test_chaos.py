@@ -16,6 +16,10 @@ from benchmarks.chaos.report import Result, write_json
 from benchmarks.chaos.run import run_one
 from tests.cluster import Plane
 
+# Each scenario runs whole stacks for tens of seconds, up to a minute with its fixture on a loaded machine:
+# too close to the suite's 120 s default (pyproject.toml) for a slower one.
+pytestmark = pytest.mark.timeout(300)
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS: list[Result] = []
 

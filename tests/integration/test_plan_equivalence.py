@@ -49,7 +49,9 @@ from tests.integration.harness import (
 )
 from tests.integration.recording_api import Write
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
+# A live pass and a `plan` process (allowed 60 s of its own) per case: up to 90 s on a loaded machine, too
+# close to the suite's 120 s default (pyproject.toml).
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(300)]
 
 NAME = "opt"
 PLAN_TIME = "2030-01-01T00:00:00Z"

@@ -143,6 +143,7 @@ def probes() -> list[tuple[Wire, str, tuple[str, str]]]:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.timeout(300)  # 200 histories: up to 90 s on a loaded machine, too close to the 120 s default
 @given(steps)
 def test_the_index_answers_as_walking_every_service_would(history: list[Step]) -> None:
     world = WatchedWorld.empty(ENV)
