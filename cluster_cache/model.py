@@ -70,7 +70,11 @@ class Tuning:
 
     watch_timeout_seconds: int = 300  # a server-side watch ends after this long and is resumed
     backoff_first: float = 0.5  # first wait after a failure; doubles per failure
-    backoff_cap: float = 30.0
+    #: An API server back from an outage is seen within this long: a watch failing for a minute (a
+    #: kube-apiserver restarting on a loaded machine) had backed off to 30 s with the former cap, and
+    #: missed changes for up to that long after the server answered again. A retry every 8 s costs a
+    #: server that is down nothing.
+    backoff_cap: float = 8.0
     debounce_seconds: float = 0.2  # after a signal, events for its service within this window make one more
     sync_timeout: float = 10.0  # how long start-up waits for the first list of the other kinds
     send_concurrency: int = 32  # signals in flight at once

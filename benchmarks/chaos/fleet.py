@@ -176,6 +176,23 @@ class Fleet:
         self.kube.create("Namespace", {"metadata": {"name": self.namespace}})
         self._sentinels(self.namespace)
 
+    def remove(self, timeout: float) -> bool:
+        """Delete the namespace (the namespace controller deletes what is in it, the garbage collector
+        what that owned); whether it was gone within ``timeout`` seconds."""
+        try:
+            self.kube.delete("Namespace", "", self.namespace)
+        except (KubeError, OSError):
+            return False  # the control plane is in trouble: the scenario said so already
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.kube.get("Namespace", "", self.namespace) is None:
+                    return True
+            except (KubeError, OSError):
+                pass
+            time.sleep(0.5)
+        return False
+
     def _create(self, kind: str, body: Obj) -> None:
         try:
             self.kube.create(kind, body)
