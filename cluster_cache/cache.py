@@ -10,7 +10,10 @@ own last write. The overlay also holds objects read live because the cache could
 :meth:`ClusterCache.wait_for` is the freshness barrier: a signal says "I saw HTTPRoute x at version 12",
 and the pass waits until the cache has version 12 (or newer) before it plans. Which kinds are installed
 is known from the loops themselves: a kind whose list answered 404 is not served (no CRD); a CRD event
-wakes every loop so a newly installed kind is listed at once.
+wakes every loop so a newly installed kind is listed at once. kube-apiserver serves a custom resource
+moments after its CRD is Established, so a kind whose CRD the cache holds as Established, but whose loop
+has not listed it yet, is waited for (up to :data:`SERVED_WAIT`) instead of read as absent: a pass
+signalled by the CRD's event would otherwise plan without it, and nothing would signal it again.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ Listener = Callable[[WatchEvent], None]
 #: How long an overlay entry may stand in for the watch (a written object outside every selector, or a
 #: watch that lags this much): then the store is the truth again.
 OVERLAY_SECONDS = 60.0
+#: How long a read waits for a kind whose CRD is Established to be listed as served by its loop.
+SERVED_WAIT = 10.0
 
 
 @dataclass
@@ -130,7 +135,24 @@ class ClusterCache:
     def is_installed(self, type_: ResourceType) -> bool:
         if type_ in BUILTIN_TYPES:
             return True
-        return any(loop.store.served for loop in self._by_type.get(type_, ()))
+        loops = self._by_type.get(type_, ())
+        if any(loop.store.served for loop in loops) or not loops or not self._established(type_):
+            return any(loop.store.served for loop in loops)
+        for loop in loops:
+            loop.wake()  # list it now, and back off from the first step again
+        loops[0].store.wait(lambda: bool(loops[0].store.served), SERVED_WAIT)
+        return any(loop.store.served for loop in loops)
+
+    def _established(self, type_: ResourceType) -> bool:
+        """The cache holds ``type_``'s CRD as Established, serving that version, and not being deleted."""
+        crd = self._stored(ObjectKey(kube.CRD, "", type_.crd_name))
+        if crd is None or (crd.get("metadata") or {}).get("deletionTimestamp"):
+            return False
+        conditions = (crd.get("status") or {}).get("conditions") or []
+        if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+            return False
+        versions = (crd.get("spec") or {}).get("versions") or []
+        return any(v.get("name") == type_.version and v.get("served") for v in versions)
 
     def covers(self, type_: ResourceType, namespace: str, name: str) -> bool:
         """Whether an absence in the cache means the object does not exist (no selector hides it)."""

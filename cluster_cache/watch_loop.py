@@ -5,10 +5,11 @@ Each loop keeps the last state it knows of every object in a :class:`~cluster_ca
 (which the cache reads), so nothing is missed whatever happens to the stream: a watch that ends or
 breaks is resumed from the last resourceVersion seen (bookmarks included); when the server answers 410
 Gone the loop lists again and reports the difference from what it knew — additions, changes (another
-resourceVersion) and deletions. A kind that is not served (its CRD is not
-installed: 404) reads as an empty collection and is polled with backoff until it appears; a CRD event
-can :meth:`~ResourceWatch.wake` the loop so it does not wait out the backoff. A 429 with ``Retry-After``
-is tried again after that pause, as client-go does: kube-apiserver answers so ("storage is
+resourceVersion) and deletions. A kind that is not served (its CRD is not installed: 404) reads as an
+empty collection and is polled with backoff until it appears; a CRD event can
+:meth:`~ResourceWatch.wake` the loop so it does not wait out the backoff, which then starts again from
+its first step (kube-apiserver serves a kind moments after its CRD's last event). A 429 with
+``Retry-After`` is tried again after that pause, as client-go does: kube-apiserver answers so ("storage is
 (re)initializing", ``Retry-After: 1``) while the watch cache of a CRD just installed, or of any kind after
 a restart, fills; counted as a failure, it grew the backoff past the seconds the cache took. Other
 failures (connection refused, 5xx, 403) back off exponentially up to a cap. Events are handed to
@@ -157,15 +158,18 @@ class ResourceWatch:
             except Exception as err:  # any failure, known or not, must not end the loop
                 failures += 1
                 log.warning("watch of %s failed (%s); retrying", self.target, _describe(err))
-            self._pause(failures)
+            if self._pause(failures):
+                failures = 0  # woken (a CRD changed): the kind may be served now, or within moments
 
-    def _pause(self, failures: int) -> None:
+    def _pause(self, failures: int) -> bool:
+        """Back off for ``failures``; whether :meth:`wake` ended the pause early."""
         delay = min(self._tuning.backoff_cap, self._tuning.backoff_first * 2 ** max(failures - 1, 0))
-        self._wait(delay * random.uniform(0.8, 1.0))
+        return self._wait(delay * random.uniform(0.8, 1.0))
 
-    def _wait(self, seconds: float) -> None:
-        self._wake.wait(seconds)
+    def _wait(self, seconds: float) -> bool:
+        woken = self._wake.wait(seconds)
         self._wake.clear()
+        return woken
 
     def _relist(self) -> None:
         """List, report what differs from the last known state, and resume from the list's version."""

@@ -262,12 +262,15 @@ def pool_users(event: WatchEvent, world: WatchedWorld) -> list[Key]:
 
 
 def crd_changes_routing(event: WatchEvent) -> bool:
-    """A routing CRD appeared, went away, or changed which versions it serves."""
+    """A routing CRD appeared, went away, became Established (kube-apiserver serves its kind from then
+    on: a pass signalled by its creation may have run before), or changed which versions it serves."""
     if str((event.obj.get("spec") or {}).get("group") or "") not in ROUTING_CRD_GROUPS:
         return False
     if event.type != MODIFIED or event.old is None:
         return True
-    return _served_versions(event.obj) != _served_versions(event.old)
+    return _served_versions(event.obj) != _served_versions(event.old) or _established(
+        event.obj
+    ) != _established(event.old)
 
 
 def ingress_changed(event: WatchEvent) -> bool:
@@ -299,6 +302,14 @@ _RULES: dict[kube.ResourceType, _Rule] = {
 def _served_versions(crd: Wire) -> list[str]:
     versions = (crd.get("spec") or {}).get("versions") or []
     return sorted(str(v.get("name")) for v in versions if isinstance(v, dict) and v.get("served"))
+
+
+def _established(crd: Wire) -> bool:
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(
+        isinstance(c, dict) and (c.get("type"), c.get("status")) == ("Established", "True")
+        for c in conditions
+    )
 
 
 def _ingress(configmap: Wire) -> object:

@@ -134,3 +134,12 @@ def crd(group: str, plural: str = "things", versions: tuple[str, ...] = ("v1",))
     body = obj(kube.CRD, f"{plural}.{group}")
     body["spec"] = {"group": group, "versions": [{"name": v, "served": True} for v in versions]}
     return body
+
+
+def established(body: Wire, stored: bool = True) -> Wire:
+    """``body`` (a CRD) with the Established condition kube-apiserver sets once it serves the kind, and
+    ``status.storedVersions`` unless ``stored`` is False (another status change, Established either way)."""
+    status: Wire = {"conditions": [{"type": "Established", "status": "True"}]}
+    if stored:
+        status["storedVersions"] = [v["name"] for v in body["spec"]["versions"]]
+    return body | {"status": status}

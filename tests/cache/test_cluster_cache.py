@@ -14,7 +14,7 @@ from activities.kube_api import KubeClusterApi
 from cluster_cache.cache import ClusterCache, at_least
 from cluster_cache.model import SeenVersion, Tuning
 from cluster_cache.targets import dependent_targets, service_targets, start_worker_cache
-from router_core.models.kube import GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE
+from router_core.models.kube import CRD, GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE
 from router_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
 from router_core.world.config import Environment
 from tests import builders as b
@@ -214,6 +214,36 @@ def test_installed_kinds_are_those_whose_list_answered():
         assert cache.is_installed(HTTPROUTE) and cache.is_installed(GATEWAY) and cache.is_installed(LLMISVC)
         assert not cache.is_installed(POOL_V1), "no InferencePool CRD in this cluster"
         assert cache.is_installed(SERVICE), "built-in kinds are always served"
+
+
+def test_a_kind_reads_as_installed_as_soon_as_the_cache_holds_its_crd_established():
+    """kube-apiserver serves a custom resource moments after its CRD is Established, and a pass signalled
+    by the CRD's event must not plan without the kind: the cache waits for the kind's loop, which the
+    CRD's events wake, rather than answer "not installed" (the chaos suite's crd_removal took 28 s to
+    recover when a pass had read the kind as absent and nothing signalled it again)."""
+    slow = Tuning(watch_timeout_seconds=5, backoff_first=2.0, backoff_cap=60.0)
+    with private_cluster("gateway-api,llmisvc") as cluster:
+        client = cluster.api_client(WORKER_AGENT, role="worker")
+        cache = start_worker_cache(client, [], cluster.env, slow)
+        try:
+            assert cache.wait_synced(30), cache.unsynced()
+            time.sleep(7)  # 404s at 0, 2 and 4 s: the next poll of the pool kinds is 8 s away, then 16
+            assert not cache.is_installed(POOL_V1)
+            cluster.control.install_crds("pools")  # returns once they are Established
+
+            def established() -> bool:
+                crd = cache.get(CRD, "", POOL_V1.crd_name) or {}
+                conditions = crd.get("status", {}).get("conditions", [])
+                return any(c.get("type") == "Established" for c in conditions)
+
+            until(established, "the InferencePool CRD Established in the cache")
+            started = time.monotonic()
+            assert cache.is_installed(POOL_V1), "the InferencePool kind read as not installed"
+            assert time.monotonic() - started < 10
+        finally:
+            cache.stop()
+            cache.join(5)
+            client.close()  # type: ignore[no-untyped-call]
 
 
 def test_the_cache_watches_only_labelled_services(api, ns, cache):

@@ -10,7 +10,7 @@ from router_core.models import kube
 from router_core.world.config import Environment
 from router_core.world.status_merge import merge_status
 from tests.builders import KSERVE, Wire, http_route, service
-from tests.builders.kube import crd, ingress_config, managed, obj
+from tests.builders.kube import crd, established, ingress_config, managed, obj
 from tests.builders.watch import event, observed
 from watcher import mapping
 from watcher.mapping import WatchedWorld
@@ -250,6 +250,18 @@ CASES = [
         event(crd(GW, "gateways", ("v1", "v1beta1")), MODIFIED, old=crd(GW, "gateways")),
         [service("a")],
         [("ns", "a")],
+    ),
+    Case(
+        "a CRD that becomes Established affects every service (its kind is served from then on)",
+        event(established(crd(GW, "gateways")), MODIFIED, old=crd(GW, "gateways")),
+        [service("a")],
+        [("ns", "a")],
+    ),
+    Case(
+        "a CRD status change that keeps it Established affects nobody",
+        event(established(crd(GW, "gateways")), MODIFIED, old=established(crd(GW, "gateways"), stored=False)),
+        [service("a")],
+        [],
     ),
     Case(
         "the router ConfigMap affects every service",
