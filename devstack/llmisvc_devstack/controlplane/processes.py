@@ -4,15 +4,22 @@ Each component is started as a child process with its output in ``<workdir>/logs
 that does not become healthy in time fails with the end of that log, since that is where etcd and
 kube-apiserver say why. Ports are chosen once (free loopback ports) and kept across restarts, so clients
 reconnect to the same address as they would to a restarted static pod.
+
+On Linux a component is also SIGKILLed when the process that started it dies, however it dies (a
+SIGKILLed test run, pytest-timeout ending the process, a crashed ``dev``): no etcd or kube-apiserver is
+left running on its ports for the next run to trip over.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
 import ssl
 import subprocess
+import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -32,6 +39,26 @@ def log_tail(path: Path, lines: int = 20) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no log)"
+
+
+_PR_SET_PDEATHSIG = 1
+# Resolved now, not in the child between fork and exec, where only an async-signal-safe call belongs.
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL me when my parent dies."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """The ``preexec_fn`` that ties a child to this process, or None where it cannot be tied: Linux sends
+    the signal when the *thread* that started the child ends, so only children of the main thread, which
+    lives as long as the process, get it."""
+    if _prctl is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return _die_with_parent
 
 
 @dataclass
@@ -56,6 +83,7 @@ class Component:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C in a terminal reaches us, and we stop it in order
+                preexec_fn=_death_signal(),  # noqa: PLW1509 - one prctl call, resolved before the fork
             )
         deadline = started + self.start_timeout
         while not self.healthy():
