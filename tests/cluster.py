@@ -85,17 +85,6 @@ def shared_plane(variant: str = "default") -> Plane:
         return _planes[variant]
 
 
-@contextmanager
-def private_plane(variant: str = "default", crd_selection: str | None = None) -> Iterator[Plane]:
-    """A control plane of the caller's own for the ``with`` block: for tests that change what every test
-    of a shared plane would see (CRDs removed or never installed, an etcd compaction)."""
-    plane = start_plane(variant, crd_selection)
-    try:
-        yield plane
-    finally:
-        plane.control.stop()
-
-
 def stop_planes() -> None:
     with _lock:
         for plane in _planes.values():

@@ -1,8 +1,8 @@
 """Gateway API and the InferencePool CRDs are not installed: the service reports the unmet precondition and
 the orchestrator (worker and watcher) waits without a hot loop; installing the CRDs brings it back.
 
-CRDs are cluster-wide: the module runs on a control plane of its own that starts with KServe's CRDs alone
-(the session's shared plane has them all)."""
+CRDs are cluster-wide: the test runs on the session's private plane (``tests.private_plane``) with KServe's
+CRDs alone (the shared planes have them all)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from temporalio.service import RPCError
 
 from router_core import naming
 from router_core.models.kube import HTTPROUTE
-from tests.cluster import Cluster, Plane, private_plane
-from tests.cluster import test_cluster as cluster_on
+from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, WATCHER_AGENT, WORKER_AGENT, Stack, running_stack, until
+from tests.private_plane import private_cluster
 from workflows.models import WorkflowState
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -32,16 +32,10 @@ MAX_REQUESTS = 100
 MAX_PASSES = 4
 
 
-@pytest.fixture(scope="module")
-def bare_plane() -> Iterator[Plane]:
-    """A control plane with KServe's CRDs alone: Gateway API and the InferencePools are not installed."""
-    with private_plane(crd_selection="llmisvc") as plane:
-        yield plane
-
-
 @pytest.fixture
-def bare_cluster(bare_plane: Plane) -> Iterator[Cluster]:
-    with cluster_on(bare_plane) as cluster:
+def bare_cluster() -> Iterator[Cluster]:
+    """KServe's CRDs alone: Gateway API and the InferencePools are not installed."""
+    with private_cluster("llmisvc") as cluster:
         yield cluster
 
 
