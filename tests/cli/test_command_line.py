@@ -161,3 +161,33 @@ def test_plan_refuses_an_object_found_in_two_files(tmp_path: Path) -> None:
     result = cli("plan", "--now", NOW, "-f", str(example), "-f", str(copy))
     assert result.returncode == 2
     assert one_line(result.stderr).startswith(f"llmisvc-router plan: {example} and {copy} both hold ")
+
+
+def test_each_product_command_is_registered_by_the_module_the_cli_table_names() -> None:
+    """``MODULE_OF_COMMAND`` lets a command line build the parser of its own command alone; a command it
+    missed, or named with the wrong module, would be an 'invalid choice'."""
+    import argparse
+
+    from llmisvc_router.cli import ALL_MODULES, MODULE_OF_COMMAND, build_parser
+
+    def registered(*modules: str) -> set[str]:
+        parser = argparse.ArgumentParser()
+        commands = parser.add_subparsers()
+        for module in modules:
+            __import__(f"llmisvc_router.{module}", fromlist=["register"]).register(commands)
+        return set(commands.choices)
+
+    for module in ALL_MODULES:
+        assert registered(module) == {c for c, m in MODULE_OF_COMMAND.items() if m == module}, module
+    full = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(full) == set(MODULE_OF_COMMAND) | {"dev"}  # dev: the dev stack's entry point
+
+
+def test_plan_starts_without_importing_temporal_or_the_kubernetes_client() -> None:
+    """The offline command imports neither (3.5 s of its start-up when it did)."""
+    probe = (
+        "import sys; from llmisvc_router.cli import build_parser; build_parser(['plan', '-f', 'x']);"
+        "print(sorted(m for m in ('temporalio', 'kubernetes', 'opentelemetry.sdk') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
