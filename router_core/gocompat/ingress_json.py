@@ -31,6 +31,7 @@ FIELDS: dict[str, str] = {
     "disableHTTPRouteTimeout": "bool",
     "modelBasedRoutingHeaderName": "string",
     "modelBasedRoutingMode": "string",
+    "loraModelRoutingStrategy": "string",
     "defaultDeploymentMode": "string",
     "deploymentRolloutStrategy": "object",
 }

@@ -1,17 +1,19 @@
 """The expected managed HTTPRoute (spec 3.4, Go: ``expectedHTTPRoute``).
 
-The managed route is built on every pass, even when it is only going to be deleted (its name and
-namespace are what the deletion needs). Its spec is the merged ``route.http.spec``; model-based routing
-(:mod:`router_core.httproute.model_routing`) then either expands the model-header matches for each LoRA
-adapter or strips them, and finally the default pool backendRefs get their InferencePool API group
+The route step builds the managed route when the service has a route spec (a deletion needs only the
+name, so a LoRA strategy that cannot be applied never blocks one). Its spec is the merged
+``route.http.spec``; model-based routing
+(:mod:`router_core.httproute.model_routing`) then either routes the LoRA adapters through the model-header
+matches (by the strategy of :mod:`router_core.httproute.lora_routing`) or strips those matches, and
+finally the default pool backendRefs get their InferencePool API group
 (:mod:`router_core.httproute.migration`). Order: R-EXP-11.
 """
 
 from __future__ import annotations
 
 from router_core import naming
-from router_core.httproute import migration
-from router_core.httproute.model_routing import expand_lora_adapter_matches, strip_model_based_routing_rules
+from router_core.httproute import lora_routing, migration
+from router_core.httproute.model_routing import strip_model_based_routing_rules
 from router_core.models.gateway_api import HTTPRoute, HTTPRouteRule
 from router_core.models.kube import ObjectMeta
 from router_core.models.llmisvc import LLMInferenceService
@@ -57,12 +59,11 @@ def _apply_model_routing(
     header = config.model_based_routing_header_name
     if not enabled:
         return strip_model_based_routing_rules(rules, header)
-    model = svc.spec.model
-    if rules is None or model is None or model.lora is None:
+    if rules is None:
         return rules
-    # KServe skips only adapters whose name is unset; an empty name is skipped here as well (it would
-    # produce the header value "publishers/<ns>/models/", which names no model).
-    return expand_lora_adapter_matches(rules, svc.namespace, svc.lora_adapter_names(), header)
+    # KServe #6174: the adapters are routed by the service's strategy (exact copies or one regex); raises
+    # LoRARoutingPreconditionError when the strategy cannot be applied.
+    return lora_routing.apply_lora_model_routing(rules, svc, config)
 
 
 def _is_migration_applicable(svc: LLMInferenceService) -> bool:

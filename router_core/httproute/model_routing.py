@@ -52,14 +52,17 @@ def expand_lora_adapter_matches(
 ) -> list[HTTPRouteRule]:
     """R-EXP-5: after each rule's own matches, one copy of every model-header match per adapter.
 
-    Copies are grouped by original match, then by adapter (``[m0, m1]`` with adapters ``[a, b]`` gives
-    ``[m0, m1, m0@a, m0@b, m1@a, m1@b]``); in a copy every header named ``header_name`` carries
-    ``publishers/<namespace>/models/<adapter>``. Matches within a rule are OR'd, so adapter requests reach
-    the same backend as the base model.
+    Copies are grouped by original match, then by adapter name in byte order whatever the spec's order
+    (``[m0, m1]`` with adapters ``[b, a]`` gives ``[m0, m1, m0@a, m0@b, m1@a, m1@b]``; KServe sorts them
+    since #5822, so the route does not change when adapters are reordered); in a copy every header named
+    ``header_name`` carries ``publishers/<namespace>/models/<adapter>``. Matches within a rule are OR'd, so
+    adapter requests reach the same backend as the base model.
     """
     result = [rule.model_copy(deep=True) for rule in rules]
     if not header_name or not adapters:
         return result
+    # Python orders str by code point, which for UTF-8 is Go's byte order (strings.Compare).
+    adapters = sorted(adapters)
     for rule in result:
         copies = [
             _with_model_header(match, header_name, naming.publisher_model(namespace, adapter))

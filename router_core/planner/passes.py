@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from router_core.checks import preconditions, references
+from router_core.httproute import lora_routing
 from router_core.merge import config_merge, presets, spec_validation
 from router_core.models.core_objects import ConfigMap
 from router_core.models.inference_pool import EmptyTargetPortsError
@@ -161,7 +162,15 @@ def _check_preconditions(conds: Conditions, world: PassWorld, svc: LLMInferenceS
         raise _PassEndedError(Outcome.PRECONDITION_NOT_MET)
 
 
-_STEP_ERRORS = (scheduler.SchedulerError, writes.WriteError, RoutingError, EmptyTargetPortsError)
+_STEP_ERRORS = (
+    scheduler.SchedulerError,
+    writes.WriteError,
+    RoutingError,
+    EmptyTargetPortsError,
+    lora_routing.LoRARoutingPreconditionError,
+)
+#: KServe #6174: a LoRA strategy that cannot be applied is not a reconcile error that a retry could fix.
+LORA_PRECONDITION_REASON = "RoutingPreconditionNotMet"
 
 
 @dataclass(frozen=True)
@@ -193,7 +202,12 @@ def _step(conds: Conditions, step: _Step, run: Callable[[], T]) -> T:
     try:
         return run()
     except _STEP_ERRORS as err:
-        conds.mark_false(step.condition, step.reason, f"{step.message_prefix}: {err}")
+        reason = (
+            LORA_PRECONDITION_REASON
+            if isinstance(err, lora_routing.LoRARoutingPreconditionError)
+            else step.reason
+        )
+        conds.mark_false(step.condition, reason, f"{step.message_prefix}: {err}")
         raise _PassEndedError(Outcome.FAILED, f"{step.error_prefix}: {err}") from err
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from router_core import naming
 from router_core.checks.references import referenced_routes
-from router_core.httproute import managed, model_routing
+from router_core.httproute import lora_routing, managed, model_routing
 from router_core.models.gateway_api import HTTPRoute
 from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1_GROUP, POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP
 from router_core.models.llmisvc import LLMInferenceService
@@ -35,33 +35,50 @@ def build_expected_route(world: PassWorld, svc: LLMInferenceService, config: Rou
 
 #: Gateway API's CEL rule on HTTPRoute: at most 128 matches across all rules of a route.
 MAX_ROUTE_MATCHES = 128
+#: Gateway API's ``maxItems`` on ``HTTPRouteRule.matches``: at most 64 matches in one rule.
+MAX_RULE_MATCHES = 64
 
 
 def _check_match_limit(route: HTTPRoute) -> None:
-    """A product decision beyond KServe: a route the API server would refuse for its match count is not
-    sent; the step fails with a message saying why (LoRA adapters multiply the model-routing matches)."""
-    count = sum(len(rule.matches or []) or 1 for rule in route.spec.rules or [])
+    """A product decision beyond KServe (P13): a route the API server would refuse for its match count, in
+    total or in one rule, is not sent; the step fails with a message saying why (with the exact LoRA
+    strategy each adapter adds a copy of every model-routing match)."""
+    rules = route.spec.rules or []
+    count = sum(len(rule.matches or []) or 1 for rule in rules)
     if count > MAX_ROUTE_MATCHES:
         raise RoutingError(
             f"HTTPRoute {route.namespace}/{route.name} would have {count} matches across its rules, "
             f"more than the {MAX_ROUTE_MATCHES} Gateway API allows; each LoRA adapter adds a copy of every "
             "model-routing match: use fewer adapters or a route spec with fewer matches"
         )
+    for index, rule in enumerate(rules):
+        in_rule = len(rule.matches or [])
+        if in_rule > MAX_RULE_MATCHES:
+            named = f" ({rule.name})" if rule.name else ""
+            raise RoutingError(
+                f"HTTPRoute {route.namespace}/{route.name} would have {in_rule} matches in rule "
+                f"{index}{named}, more than the {MAX_RULE_MATCHES} per rule Gateway API allows; each LoRA "
+                "adapter adds a copy of every model-routing match: use fewer adapters, the regex LoRA "
+                f"routing strategy (annotation {lora_routing.STRATEGY_ANNOTATION}: regex, or "
+                "loraModelRoutingStrategy: regex in the ingress config) or a route spec with fewer matches"
+            )
 
 
 def reconcile_http_routes(
     conds: Conditions, world: PassWorld, svc: LLMInferenceService, config: RouterConfig, env: Environment
 ) -> list[ResolvedGateway]:
     """R-RT-1..7: delete, create or update the managed route, then write the routing status."""
-    expected = build_expected_route(world, svc, config)
+    # Deleting needs only the name: a LoRA strategy that cannot be applied never blocks a clean-up (P6).
+    name = naming.route_name(svc.name)
     if svc.is_stopped() or svc.spec.router is None or svc.spec.router.route is None:
         resolved = update_routing_status(conds, world, svc, config, env, [])
-        writes.delete(world, svc, HTTPROUTE, expected.namespace, expected.name)
+        writes.delete(world, svc, HTTPROUTE, svc.namespace, name)
         return resolved
     found = referenced_routes(world, svc)
     if svc.http_has_refs():
-        writes.delete(world, svc, HTTPROUTE, expected.namespace, expected.name)
+        writes.delete(world, svc, HTTPROUTE, svc.namespace, name)
     if svc.http_has_spec():
+        expected = build_expected_route(world, svc, config)
         _check_match_limit(expected)
         try:
             stored = writes.reconcile(world, svc, HTTPROUTE, expected, defaults=_with_defaults)

@@ -157,18 +157,32 @@ class _PathBucket:
         return min(candidates, key=_path_depth) if candidates else ""
 
 
+#: Header-less paths under this prefix are the publisher-qualified model paths (KServe #5822): a base path
+#: of their own, stable across model versions. KServe reserves the prefix for its own model-level rules.
+PUBLISHER_PATH_PREFIX = "/publishers/"
+
+
 def extract_route_paths(route: HTTPRoute, header_name: str) -> list[str]:
-    """R-DISC-11: the path-based and the model-routing base paths (1 or 2), ``["/"]`` if none."""
-    path_based, model_routing = _PathBucket(), _PathBucket()
+    """R-DISC-11: the path-based, publisher and model-routing base paths (1 to 3), ``["/"]`` if none.
+
+    Three access methods, each with its own bucket (KServe ``extractRoutePaths`` since #5822): a
+    header-less match is publisher-qualified when its path starts with ``/publishers/``, path-based
+    otherwise; a match on the model header is model routing. Keeping them apart stops the shallow ``/``
+    of model routing, or a publisher path, from hiding the others.
+    """
+    path_based, publisher, model_routing = _PathBucket(), _PathBucket(), _PathBucket()
     for rule in route.spec.rules or []:
         service_backed = _has_service_backend(rule)
         for match in rule.matches or []:
+            path = _match_path(match)
             if not match.headers:
-                path_based.add(_match_path(match), service_backed)
+                bucket = publisher if path.startswith(PUBLISHER_PATH_PREFIX) else path_based
+                bucket.add(path, service_backed)
             elif is_model_routing_match(match, header_name):
-                model_routing.add(_match_path(match), service_backed)
+                model_routing.add(path, service_backed)
             # Matches on other headers are the user's own rules and are never advertised.
-    winners = [p for p in (path_based.shallowest(), model_routing.shallowest()) if p]
+    buckets = (path_based, publisher, model_routing)
+    winners = [p for p in (bucket.shallowest() for bucket in buckets) if p]
     if not winners:
         return ["/"]
     winners.sort(key=_path_depth)
@@ -206,6 +220,9 @@ def discover_urls(
 ) -> list[DiscoveredURL]:
     """R-DISC-2..10: the URLs of ``route`` in gateway, path, external-then-internal order.
 
+    Within one resolved gateway (one parentRef) a URL appears once; the same URL through two parentRefs,
+    or from two routes, is kept twice, as in KServe (what is left of quirk Q9).
+
     ``backing_services`` maps a Gateway's (namespace, name) to its backing Service (3.7.4); a missing
     key or ``None`` means the Gateway has none.
     """
@@ -234,10 +251,12 @@ def _discover_for_gateway(
     seen: set[str] = set()
     for path in extract_route_paths(route, config.model_based_routing_header_name):
         if has_addresses:
-            # External URLs are kept even when repeated (quirk Q9); they only feed the seen set.
+            # One URL per gateway (KServe #6021): listeners sharing a port build the same URL whenever the
+            # host does not depend on the listener (route hostnames pinned, or the gateway's addresses).
             for url in _external_urls(route, gateway, listeners, path, env.wildcard_label):
-                seen.add(url)
-                found.append(url)
+                if url not in seen:
+                    seen.add(url)
+                    found.append(url)
         if backing is not None:
             for url in _internal_urls(gateway, backing, listeners, path, env.cluster_domain):
                 if url not in seen:

@@ -12,6 +12,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from router_core.gocompat import ingress_json
+from router_core.gocompat.gofmt import quote
 
 CONFIGMAP_NAME = "inferenceservice-config"
 INGRESS_KEY = "ingress"
@@ -21,6 +22,9 @@ DEFAULT_HEADER_NAME = "X-Gateway-Model-Name"
 DEFAULT_WILDCARD_LABEL = "inference"
 DEFAULT_CLUSTER_DOMAIN = "cluster.local"
 DEFAULT_CONFIG_PREFIX = "kserve-"
+#: ``loraModelRoutingStrategy`` values (KServe #6174): one Exact match per model, or one regex for all.
+LORA_STRATEGY_EXACT = "exact"
+LORA_STRATEGY_REGEX = "regex"
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -64,6 +68,8 @@ class RouterConfig(BaseModel):
     model_based_routing_mode: ModelRoutingMode = ModelRoutingMode.ENABLED
     ingress_gateway_namespace: str = DEFAULT_KSERVE_NAMESPACE
     ingress_gateway_name: str = DEFAULT_INGRESS_GATEWAY_NAME
+    #: ``loraModelRoutingStrategy``, trimmed and lower-cased: ``exact`` or ``regex`` (KServe #6174).
+    lora_model_routing_strategy: str = LORA_STRATEGY_EXACT
 
 
 class ConfigError(ValueError):
@@ -104,9 +110,11 @@ def _parse_ingress(raw: str, env: Environment) -> RouterConfig:
             raise ConfigError(f"{CONVERT_PREFIX}invalid ingress config - kserveIngressGateway {problem}")
     if not ingress.get("ingressGateway"):
         raise ConfigError(f"{CONVERT_PREFIX}invalid ingress config - ingressGateway is required")
+    strategy = _lora_strategy(str(ingress.get("loraModelRoutingStrategy", "")))
     parts = gateway.split("/")
     namespace, name = (parts[0], parts[1]) if len(parts) == 2 else (env.kserve_namespace, gateway)
     return RouterConfig(
+        lora_model_routing_strategy=strategy,
         url_scheme=str(ingress.get("urlScheme") or "http"),
         enable_tls=ingress.get("enableLLMInferenceServiceTLS") is True,
         model_based_routing_header_name=str(
@@ -115,6 +123,20 @@ def _parse_ingress(raw: str, env: Environment) -> RouterConfig:
         model_based_routing_mode=ModelRoutingMode.parse(str(ingress.get("modelBasedRoutingMode") or "")),
         ingress_gateway_namespace=namespace,
         ingress_gateway_name=name,
+    )
+
+
+def _lora_strategy(raw: str) -> str:
+    """KServe ``NewIngressConfig`` (#6174): empty means ``exact``; any other value than ``exact`` or
+    ``regex`` (case-insensitive, trimmed) fails the config like any other invalid ingress key."""
+    strategy = raw.strip().lower()
+    if strategy == "":
+        return LORA_STRATEGY_EXACT
+    if strategy in (LORA_STRATEGY_EXACT, LORA_STRATEGY_REGEX):
+        return strategy
+    raise ConfigError(
+        f"{CONVERT_PREFIX}invalid ingress config - loraModelRoutingStrategy must be "
+        f"{quote(LORA_STRATEGY_EXACT)} or {quote(LORA_STRATEGY_REGEX)}, got {quote(raw)}"
     )
 
 

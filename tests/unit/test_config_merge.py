@@ -69,14 +69,25 @@ def test_well_known_configs_follow_the_spec_shape(spec: Wire, names: list[str]) 
 
 
 def test_why_1_minimal_router_routes_by_model_from_the_workload_preset() -> None:
-    """No annotation on the service: KServe's workload preset turns model-based routing on (10 rules, `/`)."""
+    """No annotation on the service: KServe's workload preset turns model-based routing on. The route preset
+    of KServe aaac4e294 gives 12 rules (#5822, #5826) and three base URLs: `/` (model routing),
+    `/ns/svc` and the publisher path `/publishers/ns/models/<model>` (#5822), which gets an address of its
+    own with the publisher and the bare model name."""
     plan = plans.run(b.service(router=PRESETS), *_world())
 
     rules = _route(plan)["spec"]["rules"]
-    assert len(rules) == 10
+    assert len(rules) == 12
     assert any(r["name"] == "v1-catch-all-model-routing" for r in rules)
-    names = [a["name"] for a in plan.status["addresses"]]
-    assert "gateway-external-model-routing" in names
+    by_url = {a["url"]: a for a in plan.status["addresses"]}
+    assert list(by_url) == [
+        "http://203.0.113.50/",
+        "http://203.0.113.50/ns/svc",
+        "http://203.0.113.50/publishers/ns/models/svc",
+    ]
+    assert by_url["http://203.0.113.50/"]["name"] == "gateway-external-model-routing"
+    publisher = by_url["http://203.0.113.50/publishers/ns/models/svc"]
+    assert publisher["name"] == "gateway-external"
+    assert [m["name"] for m in publisher["models"]] == ["publishers/ns/models/svc", "svc"]
     assert plan.status["url"] == "http://203.0.113.50/ns/svc"
 
 
@@ -170,7 +181,8 @@ def test_base_refs_apply_in_order_after_the_presets_and_before_the_spec() -> Non
     assert route["spec"]["parentRefs"] == [
         {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "team-gw", "namespace": "kserve"}
     ]
-    header = route["spec"]["rules"][1]["matches"][0]["headers"][0]
+    (model_routing,) = [r for r in route["spec"]["rules"] if r["name"] == "v1-model-routing"]
+    header = model_routing["matches"][0]["headers"][0]
     assert header["value"] == "publishers/ns/models/from-second-ref"
     assert plan.status["appliedConfigs"][-2:] == [
         {"name": "team-a", "namespace": "ns", "source": "UserRef"},
@@ -282,7 +294,8 @@ def test_fixing_the_missing_base_ref_recovers() -> None:
 
 
 def test_why_8_a_route_over_gateway_apis_match_limit_is_not_written_and_status_says_why() -> None:
-    adapters = [{"name": f"adapter-{i}"} for i in range(13)]  # 5 path matches + 9 x 14 header matches
+    # The route preset of aaac4e294: 10 path matches, then 8 + 1 model-routing matches copied per adapter.
+    adapters = [{"name": f"adapter-{i}"} for i in range(13)]
     plan = plans.run(
         b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": adapters}}), *_world()
     )
@@ -290,10 +303,10 @@ def test_why_8_a_route_over_gateway_apis_match_limit_is_not_written_and_status_s
     assert plans.applied(plan, "HTTPRoute") == []
     cond = plans.condition(plan, "HTTPRoutesReady")
     assert cond is not None and cond["reason"] == "HTTPRouteReconcileError"
-    assert "ns/svc-kserve-route would have 131 matches across its rules, more than the 128" in cond["message"]
-    twelve = [{"name": f"adapter-{i}"} for i in range(12)]
+    assert "ns/svc-kserve-route would have 136 matches across its rules, more than the 128" in cond["message"]
+    seven = [{"name": f"adapter-{i}"} for i in range(7)]
     plan = plans.run(
-        b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": twelve}}), *_world()
+        b.service(router=PRESETS, model={"name": "base", "lora": {"adapters": seven}}), *_world()
     )
     assert len(plans.applied(plan, "HTTPRoute")) == 1
 

@@ -316,6 +316,46 @@ PATH_CASES = [
         id="empty_path_value_wins_and_contributes_nothing",
     ),
     pytest.param(
+        [
+            rule(match("/ns/name/v1/completions", type_="PathPrefix"), kind=POOL),
+            rule(match("/publishers/ns/models/m/v1/completions", type_="PathPrefix"), kind=POOL),
+            rule(match("/publishers/ns/models/m", type_="PathPrefix")),
+            rule(match("/ns/name", type_="PathPrefix")),
+        ],
+        "",
+        ["/ns/name", "/publishers/ns/models/m"],
+        id="publisher_paths_5822_are_their_own_bucket",
+    ),
+    pytest.param(
+        [
+            rule(match("/publishers/ns/models/m", type_="PathPrefix")),
+            rule(match("/v1/completions", type_="Exact", headers=[HEADER]), kind=POOL),
+            rule(match("/", type_="PathPrefix", headers=[HEADER])),
+            rule(match("/ns/name", type_="PathPrefix")),
+        ],
+        HEADER,
+        ["/", "/ns/name", "/publishers/ns/models/m"],
+        id="publisher_paths_5822_three_buckets_sorted_by_depth",
+    ),
+    pytest.param(
+        [rule(match("/publishers/ns/models/m/v1/x"), kind=POOL), rule(match("/publishers/ns/models/m"))],
+        "",
+        ["/publishers/ns/models/m"],
+        id="publisher_paths_5822_alone_service_backed_preferred",
+    ),
+    pytest.param(
+        [rule(match("/publishers/ns/models/m", headers=[HEADER])), rule(match("/ns/name"))],
+        HEADER,
+        ["/ns/name", "/publishers/ns/models/m"],
+        id="publisher_paths_5822_a_header_match_is_model_routing_whatever_its_path",
+    ),
+    pytest.param(
+        [rule(match("/publishers")), rule(match("/ns/name/x"))],
+        "",
+        ["/publishers"],
+        id="publisher_paths_5822_need_the_trailing_slash",
+    ),
+    pytest.param(
         [rule(match("/éé"), match("/abc"), match("/xyz"))],
         "",
         ["/abc"],
@@ -328,6 +368,9 @@ PATH_CASES = [
 def test_r_disc_11_extract_route_paths(
     rules: list[HTTPRouteRule], header_name: str, expected: list[str]
 ) -> None:
+    """R-DISC-11 as KServe's ``extractRoutePaths`` has it at aaac4e294 (router_discovery.go): one base
+    path per access method; the ``publisher_paths_5822`` cases pin the third bucket of #5822 (commit
+    bacf590e3), header-less paths under ``/publishers/``."""
     assert extract_route_paths(route(rules=rules), header_name) == expected
 
 
@@ -824,9 +867,33 @@ def test_r_disc_6_internal_host_uses_cluster_domain() -> None:
     assert [item.url for item in found] == ["http://svc.test-ns.svc.corp.example/"]
 
 
-def test_q9_external_duplicates_are_kept() -> None:
+def test_url_dedup_6021_listeners_sharing_a_port_give_one_url() -> None:
+    """KServe #6021 (commit 9ced22e00, router_discovery.go ``DiscoverURLs``; ported from the case
+    "listeners sharing a port do not produce duplicate URLs" of router_discovery_test.go): a route with
+    pinned hostnames builds the same URL on every listener of a port, and the gateway lists it once."""
+    gw = gateway(
+        "my-gateway",
+        "gw-ns",
+        listeners=[https("https-a", hostname="a.example.com"), https("https-b", hostname="b.example.com")],
+        addresses=["1.2.3.4"],
+    )
+    http_route = route(hostnames=["pinned.example.com"], parents=[parent("my-gateway", "gw-ns")])
+    assert d.urls(http_route, [gw]) == ["https://pinned.example.com/"]
+
+
+def test_url_dedup_6021_listeners_falling_back_to_addresses_give_one_url() -> None:
+    """KServe #6021: listeners without hostnames all use the gateway's addresses, so two of them on one
+    port build the same URL; it was listed twice before (quirk Q9), once since."""
     gw = gateway(listeners=[listener("a"), listener("b")], addresses=[IP])
-    assert d.urls(route(), [gw]) == ["http://203.0.113.1/", "http://203.0.113.1/"]
+    assert d.urls(route(), [gw]) == ["http://203.0.113.1/"]
+
+
+def test_url_dedup_6021_is_per_parent_ref_not_across_them() -> None:
+    """KServe #6021 keeps its ``seen`` set per resolved gateway: the same gateway named by two parentRefs
+    still gives its URLs twice (what remains of quirk Q9)."""
+    gw = gateway(addresses=[IP])
+    http_route = route(parents=[parent("gw"), parent("gw", section="listener")])
+    assert d.urls(http_route, [gw]) == ["http://203.0.113.1/", "http://203.0.113.1/"]
 
 
 def test_q10_route_wildcard_hostname_used_verbatim() -> None:

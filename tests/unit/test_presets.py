@@ -45,43 +45,47 @@ def _rewrite(replacement: str) -> list[dict[str, Any]]:
     ]
 
 
+ENDPOINTS = ("v1/completions", "v1/chat/completions", "v1/responses", "v1/messages")
+
+
+def _path_rule(name: str, backend: dict[str, Any], path: str, rewrite: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "backendRefs": [backend],
+        "matches": [{"path": {"type": "PathPrefix", "value": path}}],
+        "filters": _rewrite(rewrite),
+        "timeouts": TIMEOUTS,
+    }
+
+
 def _appendix_f_rules(
     pool_backend: dict[str, Any], service_backend: dict[str, Any], model: str, prefix: str = "/ns/svc"
 ) -> list[dict[str, Any]]:
-    """The ten rules of ``kserve-config-llm-router-route``, written out independently of the module."""
+    """The twelve rules of ``kserve-config-llm-router-route`` at KServe aaac4e294 (#5822 added the publisher
+    paths, #5826 folded the four model-routing rules into one), written out independently of the module."""
     header = {"type": "Exact", "name": HEADER, "value": f"publishers/ns/models/{model}"}
-    rules: list[dict[str, Any]] = []
-    for endpoint in ("v1/completions", "v1/chat/completions", "v1/responses", "v1/messages"):
-        stem = endpoint.replace("/", "-")
-        rules.append(
-            {
-                "name": f"{stem}-path",
-                "backendRefs": [pool_backend],
-                "matches": [{"path": {"type": "PathPrefix", "value": f"{prefix}/{endpoint}"}}],
-                "filters": _rewrite(f"/{endpoint}"),
-                "timeouts": TIMEOUTS,
-            }
-        )
-        rules.append(
-            {
-                "name": f"{stem}-model-routing",
-                "backendRefs": [pool_backend],
-                "matches": [
-                    {"path": {"type": "Exact", "value": f"/{endpoint}"}, "headers": [header]},
-                    {"path": {"type": "Exact", "value": f"/{endpoint}/"}, "headers": [header]},
-                ],
-                "timeouts": TIMEOUTS,
-            }
-        )
+    publisher = f"/publishers/ns/models/{model}"
+    rules = [
+        _path_rule(f"{e.replace('/', '-')}-path", pool_backend, f"{prefix}/{e}", f"/{e}") for e in ENDPOINTS
+    ]
     rules.append(
         {
-            "name": "v1-catch-all-path",
-            "backendRefs": [service_backend],
-            "matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
-            "filters": _rewrite("/"),
+            "name": "v1-model-routing",
+            "backendRefs": [pool_backend],
+            "matches": [
+                {"path": {"type": "Exact", "value": f"/{e}{slash}"}, "headers": [header]}
+                for e in ENDPOINTS
+                for slash in ("", "/")
+            ],
             "timeouts": TIMEOUTS,
         }
     )
+    rules += [
+        _path_rule(f"{e.replace('/', '-')}-publisher-path", pool_backend, f"{publisher}/{e}", f"/{e}")
+        for e in ENDPOINTS
+    ]
+    rules.append(_path_rule("v1-publisher-path-catch-all", service_backend, publisher, "/"))
+    rules.append(_path_rule("v1-catch-all-path", service_backend, prefix, "/"))
     rules.append(
         {
             "name": "v1-catch-all-model-routing",
@@ -258,7 +262,7 @@ def test_user_maps_merge_over_the_preset() -> None:
 
     spec = _route_spec(svc)
     assert spec["hostnames"] == ["api.example.com"]
-    assert [r["name"] for r in spec["rules"]][:2] == ["v1-completions-path", "v1-completions-model-routing"]
+    assert [r["name"] for r in spec["rules"]][:2] == ["v1-completions-path", "v1-chat-completions-path"]
     assert spec["parentRefs"] == [INGRESS_PARENT]
     pool_spec = svc.to_wire()["spec"]["router"]["scheduler"]["pool"]["spec"]
     assert pool_spec["targetPorts"] == [{"number": 9000}]
@@ -274,7 +278,7 @@ def test_an_empty_list_the_user_gives_keeps_the_preset_list() -> None:
     }
     svc = apply_router_presets(_svc(router), CONFIG)
 
-    assert len(_route_spec(svc)["rules"]) == 10
+    assert len(_route_spec(svc)["rules"]) == 12
     assert svc.to_wire()["spec"]["router"]["scheduler"]["pool"]["spec"]["targetPorts"] == [{"number": 8000}]
 
 

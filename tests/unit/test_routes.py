@@ -193,6 +193,22 @@ def test_r_exp_5_edge_77_lora_copies_grouped_by_match_then_adapter() -> None:
     assert len(rules[0].matches or []) == 2
 
 
+def test_r_exp_5_lora_copies_in_adapter_name_order() -> None:
+    """KServe #5822 (commit bacf590e3, config_merge.go ``expandLoRAAdapterMatches``; ported from the case
+    "adapter order is stable regardless of input order" of config_merge_lora_test.go): copies follow the
+    adapter names sorted, not the spec's order; names compare as bytes, so upper case sorts first."""
+    rules = _rules([_match("/v1/completions", HEADER)])
+
+    expanded = expand_lora_adapter_matches(rules, "ns", ["zeta", "Beta", "alpha"], HEADER)
+
+    assert [value for _, value in _match_summary(expanded[0])] == [
+        "publishers/ns/models/m",
+        "publishers/ns/models/Beta",
+        "publishers/ns/models/alpha",
+        "publishers/ns/models/zeta",
+    ]
+
+
 @pytest.mark.parametrize(
     ("adapters", "header_name"), [([], HEADER), (["adapter-a"], "")], ids=["no-adapters", "empty-header-name"]
 )
@@ -547,6 +563,11 @@ def test_edge_74_switching_to_disabled_removes_them_from_the_live_route() -> Non
         "v1-chat-completions-path",
         "v1-responses-path",
         "v1-messages-path",
+        "v1-completions-publisher-path",
+        "v1-chat-completions-publisher-path",
+        "v1-responses-publisher-path",
+        "v1-messages-publisher-path",
+        "v1-publisher-path-catch-all",
         "v1-catch-all-path",
     ]
     assert not derivative.semantically_equal(expected, live)

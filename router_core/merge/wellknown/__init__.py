@@ -1,7 +1,8 @@
 """KServe's well-known LLMInferenceServiceConfigs, as shipped in ``config/llmisvcconfig/`` (vendored data).
 
 The YAML files next to this module are copied unchanged from kserve/kserve at commit
-:data:`KSERVE_COMMIT` (Apache License 2.0, see ``LICENSE`` and ``README.md`` here). They are the fallback
+:data:`KSERVE_COMMIT`, except those named in :data:`KSERVE_COMMIT_BY_FILE`, copied at a later commit
+(Apache License 2.0, see ``LICENSE`` and ``README.md`` here). They are the fallback
 of the configuration merge when a well-known config exists neither in the service's namespace nor in
 the system namespace, and what the dev stack installs. Reading them is reading the package's own data,
 not the cluster or the environment, so the pure core may do it; they are loaded on first use.
@@ -17,6 +18,9 @@ from typing import Any
 import yaml
 
 KSERVE_COMMIT = "6c74cae8d"
+#: Files refreshed from a later commit: the route preset of KServe aaac4e294 (12 rules: publisher paths,
+#: one consolidated ``v1-model-routing`` rule; kserve #5822, #5826).
+KSERVE_COMMIT_BY_FILE = {"config-llm-router-route.yaml": "aaac4e294"}
 KSERVE_PATH = "config/llmisvcconfig"
 DEFAULT_PREFIX = "kserve-"
 
