@@ -70,8 +70,8 @@ SCALES = {s.name: s for s in (FULL, REDUCED)}
 SHARED_QUEUE = f"chaos-shared-{int(time.time())}"
 
 
-#: Seconds a scenario's namespace is waited for to be gone after it (then the run goes on regardless).
-NAMESPACE_GONE = 60.0
+#: Seconds a scenario's services are waited for to be gone after it (then the run goes on regardless).
+SERVICES_GONE = 60.0
 #: Every scenario's processes: two of each, as a Deployment with two replicas runs them.
 WORKERS = 2
 WATCHERS = 2
@@ -185,9 +185,9 @@ class Context:
             fleet = Fleet.on(kube, namespace)
             cleanup.callback(fleet.control.clear_faults)
             fleet.seed()
-            # Last of all: the namespace goes, and is waited for, so the next scenario does not share the
-            # control plane and the shared workers with this one's services.
-            cleanup.callback(fleet.remove, NAMESPACE_GONE)
+            # After the processes: the services go, and are waited for, so the next scenario does not share
+            # the shared workers with this one's services; then their namespace.
+            cleanup.callback(fleet.remove, SERVICES_GONE)
             if self.share:
                 procs = self._shared_processes()
             else:
