@@ -31,6 +31,7 @@ from benchmarks.chaos.scenarios_faults import (
     product_requests,
 )
 from benchmarks.chaos.stack import Proc
+from llmisvc_devstack.controlplane.processes import Component
 
 WORKER_ROLE = "llmisvc-router-worker"
 #: A pass that ended with a refused write is re-checked after 10 s, doubling (workflows.service_workflow's
@@ -168,26 +169,15 @@ def apiserver_sigkill(ctx: Context) -> Result:
     )
     with ctx.stack("apiserver-sigkill") as stack:
         fleet = stack.fleet
-        fleet.create(names("svc", ctx.scale.services))
-        fleet.wait_converged(timeout=ctx.scale.timeout)
-        stack.auditor.poll()
-        fleet.control.reset_requests()
-        fleet.bump(tag="before-kill")  # every service has a pass to run
-        time.sleep(0.5)  # ... and is in the middle of it
-        fleet.plane.apiserver.kill()
-        time.sleep(outage)
-        start = fleet.plane.apiserver.start()
-        serving, _ = _serving_again(fleet, ctx.scale.recovery_timeout)
-        back = time.monotonic()
-        _converged_after(result, fleet, ctx, back, "kube-apiserver served again")
+        start, serving = _killed_mid_pass(
+            ctx, stack, result, fleet.plane.apiserver, "kube-apiserver served again"
+        )
         result.measured.update(
             apiserver_start_seconds=round(start, 1),
             seconds_until_custom_resources_watchable=serving,
             product_requests_unanswered=product_requests(fleet, code=503) + product_requests(fleet, code=502),
         )
-        _alive(result, stack)
-        check_routes(result, fleet)
-        check_ownership(result, stack)
+        _after_the_kill(result, stack)
     return result
 
 
@@ -198,26 +188,41 @@ def etcd_sigkill(ctx: Context) -> Result:
     )
     with ctx.stack("etcd-sigkill") as stack:
         fleet = stack.fleet
-        fleet.create(names("svc", ctx.scale.services))
-        fleet.wait_converged(timeout=ctx.scale.timeout)
-        stack.auditor.poll()
-        fleet.control.reset_requests()
-        fleet.bump(tag="before-kill")
-        time.sleep(0.5)
-        fleet.plane.etcd.kill()
-        time.sleep(outage)
-        fleet.plane.etcd.start()
-        serving, _ = _serving_again(fleet, ctx.scale.recovery_timeout)
-        back = time.monotonic()
-        _converged_after(result, fleet, ctx, back, "etcd was back and kube-apiserver served again")
+        back_when = "etcd was back and kube-apiserver served again"
+        _, serving = _killed_mid_pass(ctx, stack, result, fleet.plane.etcd, back_when)
         failed = sum(product_requests(fleet, code=code) for code in (500, 502, 503, 504))
         result.measured.update(
             product_requests_failed=failed, seconds_until_custom_resources_watchable=serving
         )
-        _alive(result, stack)
-        check_routes(result, fleet)
-        check_ownership(result, stack)
+        _after_the_kill(result, stack)
     return result
+
+
+def _killed_mid_pass(
+    ctx: Context, stack: Stack, result: Result, component: Component, back_when: str
+) -> tuple[float, float | None]:
+    """Converge the fleet, start a pass of every service, SIGKILL ``component`` in the middle of it, keep
+    it down for the scale's outage, start it again; check convergence after the API serves again. The
+    component's start-up seconds and those until custom resources were watchable again."""
+    fleet = stack.fleet
+    fleet.create(names("svc", ctx.scale.services))
+    fleet.wait_converged(timeout=ctx.scale.timeout)
+    stack.auditor.poll()
+    fleet.control.reset_requests()
+    fleet.bump(tag="before-kill")  # every service has a pass to run
+    time.sleep(0.5)  # ... and is in the middle of it
+    component.kill()
+    time.sleep(ctx.scale.outage)
+    start = component.start()
+    serving, _ = _serving_again(fleet, ctx.scale.recovery_timeout)
+    _converged_after(result, fleet, ctx, time.monotonic(), back_when)
+    return start, serving
+
+
+def _after_the_kill(result: Result, stack: Stack) -> None:
+    _alive(result, stack)
+    check_routes(result, stack.fleet)
+    check_ownership(result, stack)
 
 
 def _without_route_writes(rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
