@@ -149,7 +149,7 @@ def run_command(
 
 
 async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
-    api_client, client = await connect_process(settings)
+    api_client, client = await connect_process(settings, "worker")  # `run` writes as the worker
     env = environment_from()
     stop = stop_event()
     api = KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))

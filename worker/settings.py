@@ -38,8 +38,9 @@ from activities.management import Management
 from router_core.gocompat import label_selector
 from runtime import exit_codes
 from runtime.errors import StartupError
+from runtime.version import package_version
 from worker.factory import WorkerSizing
-from worker.versioning import BuildId, DeploymentName, default_build_id, package_version
+from worker.versioning import BuildId, DeploymentName, default_build_id
 from worker.versioning import from_env as versioning_from_env
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 

@@ -1,0 +1,119 @@
+"""The product's processes as a pod runs them: ``llmisvc-router worker``, ``watch`` and a command, each a
+real process against the session's Temporal dev server and the test's cluster (through its counting,
+faulting proxy), as their own ServiceAccounts.
+
+- Each process names itself to the API server, ``llmisvc-router/<version> (worker|watcher|cli)``, so audit
+  logs and API Priority and Fairness can tell them apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from activities.kube_api import KubeClusterApi
+from router_core import naming
+from router_core.models.kube import HTTPROUTE, LLMISVC
+from runtime.version import package_version
+from tests.cluster import Cluster
+from tests.integration import world
+from tests.integration.harness import PRODUCT_AGENT, TEST_AGENT, seed, until
+from workflows.models import workflow_id
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+NAME = "opt"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def product_env(
+    temporal: Client, cluster: Cluster, task_queue: str, kubeconfig: Path, **extra: str
+) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "LLMISVC_ROUTER_", "OTEL_"))}
+    return {
+        **env,
+        "HOME": "/nonexistent",  # no ~/.kube/config and no Temporal profile from the machine
+        "KUBECONFIG": str(kubeconfig),
+        "TEMPORAL_ADDRESS": temporal.service_client.config.target_host,
+        "LLMISVC_ROUTER_TASK_QUEUE": task_queue,
+        "LLMISVC_ROUTER_NAMESPACES": cluster.namespace,
+        "POD_NAMESPACE": cluster.kserve_namespace,
+        **extra,
+    }
+
+
+@contextmanager
+def product_process(command: str, env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``llmisvc-router COMMAND`` in the background, its output in ``log``; killed if still running."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "llmisvc_router", command],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+async def logged(process: subprocess.Popen[bytes], log: Path, line: str, timeout: float = 90) -> None:
+    async def probe() -> bool:
+        assert process.poll() is None, f"exited with {process.returncode}:\n{log.read_text()}"
+        return line in log.read_text(errors="replace")
+
+    await until(probe, f"{line!r} in {log}", timeout, interval=0.2)
+
+
+async def test_each_process_names_itself_and_its_version_in_its_user_agent(
+    temporal: Client, cluster: Cluster, tmp_path: Path
+) -> None:
+    test_client = cluster.api_client(TEST_AGENT)
+    kube = KubeClusterApi(test_client)
+    await asyncio.to_thread(seed, cluster, kube)
+    task_queue = f"identity-{cluster.namespace}"
+    worker_env = product_env(temporal, cluster, task_queue, cluster.kubeconfig(tmp_path / "w", role="worker"))
+    watcher_env = product_env(
+        temporal, cluster, task_queue, cluster.kubeconfig(tmp_path / "v", role="watcher")
+    )
+    handle = temporal.get_workflow_handle(workflow_id(cluster.namespace, NAME))
+    try:
+        with (
+            product_process("worker", worker_env, tmp_path / "worker.log") as worker,
+            product_process("watch", watcher_env, tmp_path / "watcher.log") as watcher,
+        ):
+            await logged(worker, tmp_path / "worker.log", "worker polling task queue")
+            await logged(watcher, tmp_path / "watcher.log", "watching LLMInferenceServices")
+            await asyncio.to_thread(kube.create, LLMISVC, world.service(NAME, cluster.namespace))
+            route = naming.route_name(NAME)
+            await until(
+                lambda: asyncio.to_thread(kube.get, HTTPROUTE, cluster.namespace, route), "the route", 60
+            )
+            cli_env = product_env(temporal, cluster, task_queue, cluster.kubeconfig(tmp_path / "a"))
+            status = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "llmisvc_router", "status", f"{cluster.namespace}/{NAME}"],
+                env=cli_env,
+                capture_output=True,
+                timeout=60,
+            )
+            assert status.returncode == 0, status.stderr
+        agents = {r.user_agent for r in cluster.counter.records(user_agent=PRODUCT_AGENT)}
+        version = package_version()
+        assert agents == {f"llmisvc-router/{version} ({role})" for role in ("worker", "watcher", "cli")}
+        assert not cluster.counter.records(user_agent="OpenAPI-Generator")
+    finally:
+        await handle.terminate("test finished")
+        test_client.close()  # type: ignore[no-untyped-call]
