@@ -4,28 +4,34 @@ faulting proxy), as their own ServiceAccounts.
 
 - Each process names itself to the API server, ``llmisvc-router/<version> (worker|watcher|cli)``, so audit
   logs and API Priority and Fairness can tell them apart.
+- SIGTERM in the middle of a write: the worker stops polling, lets the running activity finish and report
+  (no retry, the write made once), then exits 0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from activities.kube_api import KubeClusterApi
+from activities.management import Management
 from router_core import naming
 from router_core.models.kube import HTTPROUTE, LLMISVC
 from runtime.version import package_version
 from tests.cluster import Cluster
 from tests.integration import world
-from tests.integration.harness import PRODUCT_AGENT, TEST_AGENT, seed, until
+from tests.integration.harness import PRODUCT_AGENT, TEST_AGENT, WORKER_AGENT, running_stack, seed, until
 from workflows.models import workflow_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -117,3 +123,50 @@ async def test_each_process_names_itself_and_its_version_in_its_user_agent(
     finally:
         await handle.terminate("test finished")
         test_client.close()  # type: ignore[no-untyped-call]
+
+
+async def test_sigterm_lets_the_running_write_finish_without_a_retry(
+    temporal: Client, cluster: Cluster, tmp_path: Path
+) -> None:
+    async with running_stack(temporal, cluster) as stack:
+        assert stack.worker is not None
+        await stack.worker.stop()  # the process below is the task queue's only worker
+        await stack.create_service(NAME)
+        # The route's create is held at the proxy for longer than the activity's heartbeat timeout (5 s),
+        # shorter than the client's read timeout (10 s): SIGTERM arrives while the write is under way.
+        held = cluster.faults.inject(verb="create", resource="httproutes", user_agent=WORKER_AGENT, delay=7.0)
+        kubeconfig = cluster.kubeconfig(tmp_path / "kubeconfig", role="worker")
+        env = product_env(
+            temporal, cluster, stack.task_queue, kubeconfig, LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS="25"
+        )
+        log = tmp_path / "worker.log"
+        with product_process("worker", env, log) as worker:
+            await logged(worker, log, "worker polling task queue")
+            handle = await stack.start_workflow(NAME)
+
+            async def write_held() -> bool:
+                return held.fired > 0
+
+            await until(write_held, "the route's create held at the proxy", 60)
+            worker.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            code = await asyncio.to_thread(worker.wait, 40)
+            waited = time.monotonic() - signalled
+        output = log.read_text(errors="replace")
+        assert code == 0, output
+        assert "polling stopped, running activities have 25s to finish" in output
+        assert waited > 2, "the worker exited without waiting for its running activity"
+        assert "Traceback" not in output
+        assert await stack.get(HTTPROUTE, naming.route_name(NAME)) is not None
+
+        # The activity's result was reported: a new worker carries the pass on from there.
+        cluster.faults.clear()
+        await stack.worker.start(Management())
+        await stack.passes(handle, 1)
+        assert cluster.counter.count(verb="create", resource="httproutes", user_agent=WORKER_AGENT) == 1
+        attempts = [
+            event.activity_task_started_event_attributes.attempt
+            async for event in handle.fetch_history_events()
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+        ]
+        assert attempts and set(attempts) == {1}, attempts
