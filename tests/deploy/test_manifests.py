@@ -167,6 +167,13 @@ def test_dockerfile_copies_every_package_the_wheel_ships() -> None:
     assert copied == set(packages)
 
 
+def test_the_image_carries_the_licence_and_the_notice() -> None:
+    """In the build stage, for the installed package's .dist-info/licenses/, and beside the virtualenv."""
+    copies = re.findall(r"^COPY (?!--from)([^\n]*)", DOCKERFILE, flags=re.MULTILINE)
+    assert [c for c in copies if {"LICENSE", "NOTICE"} <= set(c.split()[:-1]) and c.endswith(" ./")]
+    assert [c for c in copies if {"LICENSE", "NOTICE"} <= set(c.split()[:-1]) and c.endswith(" /app/")]
+
+
 def test_the_image_installs_neither_the_dev_stack_nor_the_dev_group() -> None:
     assert "devstack" not in DOCKERFILE
     syncs = re.findall(r"^RUN uv sync ([^\n]*)", DOCKERFILE, flags=re.MULTILINE)
