@@ -7,7 +7,7 @@ FROM python:3.11-slim AS build
 ENV UV_PYTHON_DOWNLOADS=never UV_COMPILE_BYTECODE=1 UV_LINK_MODE=copy
 RUN pip install --no-cache-dir uv==0.13.8
 WORKDIR /app
-COPY pyproject.toml uv.lock README.md ./
+COPY pyproject.toml uv.lock README.md LICENSE NOTICE ./
 RUN uv sync --frozen --no-dev --no-install-project
 COPY router_core/ router_core/
 COPY activities/ activities/
@@ -22,6 +22,8 @@ RUN uv sync --frozen --no-dev --no-editable
 FROM python:3.11-slim
 ENV PATH=/app/.venv/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 COPY --from=build /app/.venv /app/.venv
+# The licence and the third-party notice, beside the copies in the installed package's .dist-info/licenses/.
+COPY LICENSE NOTICE /app/
 USER 65532:65532
 ENTRYPOINT ["/app/.venv/bin/llmisvc-router"]
 CMD ["worker"]

@@ -57,10 +57,14 @@ CONFIG_ERRORS = (
 
 
 def load_api_client(
-    kubeconfig: str | None = None, context: str | None = None, connections: int | None = None
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    connections: int | None = None,
+    user_agent: str | None = None,
 ) -> k8s.ApiClient:
     """A client from a kubeconfig (the argument, ``$KUBECONFIG`` or ~/.kube/config), else in-cluster;
-    ``connections`` is the most connections urllib3 keeps open (default: the client's, 5 per CPU)."""
+    ``connections`` is the most connections urllib3 keeps open (default: the client's, 5 per CPU);
+    ``user_agent`` replaces the client's generic ``OpenAPI-Generator/...`` on every request."""
     configuration = k8s.Configuration()
     configuration.retries = CLIENT_RETRIES
     if connections is not None:
@@ -73,7 +77,10 @@ def load_api_client(
         if kubeconfig is not None:
             raise
         k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    return k8s.ApiClient(configuration)
+    api_client = k8s.ApiClient(configuration)
+    if user_agent is not None:
+        api_client.user_agent = user_agent
+    return api_client
 
 
 def object_path(type_: ResourceType, namespace: str, name: str) -> str:

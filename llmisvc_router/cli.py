@@ -43,12 +43,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     import importlib
 
     from runtime import exit_codes
+    from runtime.version import package_version
 
     parser = argparse.ArgumentParser(
         prog="llmisvc-router",
         description="Run KServe's LLMInferenceService router reconciliation, durably, on Temporal.",
         epilog=f"Each command has its own --help with examples.\n\n{exit_codes.EPILOG}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"llmisvc-router {package_version()}", help="print the version"
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     named = next((arg for arg in argv or () if not arg.startswith("-")), None)

@@ -44,6 +44,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         _versioning_options(parser)
         logs.add_arguments(parser)
         _management_options(parser)
+        _shutdown_options(parser)
         parser.set_defaults(handler=lambda a, w=watch: run_command(a, _serve, watch=w))
     for name, help_text, description in help_texts.DRIVE_COMMANDS:
         parser = help_texts.add_command(commands, name, help_text, description)
@@ -73,6 +74,18 @@ def _management_options(parser: argparse.ArgumentParser) -> None:
         metavar="MODE",
         help="write (carry out the passes) or shadow (write nothing, report the drift) "
         "(default: $LLMISVC_ROUTER_MODE, else write)",
+    )
+
+
+def _shutdown_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("stopping (docs/operations.md, Upgrades and workflow versioning)")
+    group.add_argument(
+        "--shutdown-grace-seconds",
+        type=int,
+        metavar="S",
+        help="on SIGTERM, stop polling and give running activities S seconds to finish before cancelling "
+        "them; keep it below the pod's terminationGracePeriodSeconds "
+        "(default: $LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS, else 30)",
     )
 
 
@@ -134,6 +147,7 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         service_selector=getattr(args, "service_selector", None),
         deployment_name=getattr(args, "deployment_name", None),
         build_id=getattr(args, "build_id", None),
+        shutdown_grace_seconds=getattr(args, "shutdown_grace_seconds", None),
         **{
             flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"), None)
             for flag, *_ in _SIZING_FLAGS
@@ -149,7 +163,7 @@ def run_command(
 
 
 async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
-    api_client, client = await connect_process(settings)
+    api_client, client = await connect_process(settings, "worker")  # `run` writes as the worker
     env = environment_from()
     stop = stop_event()
     api = KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))

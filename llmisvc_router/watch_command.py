@@ -92,7 +92,7 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None
 
 
 async def _watch(settings: OrchestratorSettings) -> int:
-    api_client, temporal = await connect_process(settings)
+    api_client, temporal = await connect_process(settings, "watcher")
     try:
         stop = stop_event()
         where = ", ".join(settings.namespaces) or "all namespaces"

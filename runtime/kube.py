@@ -1,7 +1,8 @@
 """The Kubernetes connection of every process: the client from ``--kubeconfig`` / ``$KUBECONFIG``,
 ~/.kube/config or the pod's service account, refused at once when the API server does not answer. A
 failure is a :class:`~runtime.errors.StartupError`: exit 2 for a kubeconfig that cannot be used, 4 for
-an API server that cannot be reached."""
+an API server that cannot be reached. Every client says which process it serves in its User-Agent
+(:func:`runtime.version.user_agent`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from activities.kube_api import CONFIG_ERRORS, load_api_client
 from cluster_cache.watch_loop import KubernetesUnreachable, check_reachable
 from runtime import exit_codes
 from runtime.errors import StartupError, first_line
+from runtime.version import Role, user_agent
 
 IN_CLUSTER_HOST = "KUBERNETES_SERVICE_HOST"
 
@@ -23,9 +25,11 @@ def load_kube(
     context: str | None = None,
     pool_size: int | None = None,
     env: Mapping[str, str] | None = None,
+    role: Role = "cli",
 ) -> Any:  # a kubernetes.client.ApiClient (the client's own types are partial)
-    """The Kubernetes client: from ``kubeconfig`` (the flag or ``$KUBECONFIG``), ~/.kube/config, else the
-    pod's service account; ``pool_size`` connections kept open (the urllib3 default when None)."""
+    """The Kubernetes client of a ``role`` process: from ``kubeconfig`` (the flag or ``$KUBECONFIG``),
+    ~/.kube/config, else the pod's service account; ``pool_size`` connections kept open (the urllib3
+    default when None)."""
     values = os.environ if env is None else env
     default = Path.home() / ".kube" / "config"
     if kubeconfig is None and not default.exists() and not values.get(IN_CLUSTER_HOST):
@@ -42,7 +46,7 @@ def load_kube(
             exit_codes.USAGE,
         )
     try:
-        return load_api_client(kubeconfig, context, pool_size)
+        return load_api_client(kubeconfig, context, pool_size, user_agent(role))
     except CONFIG_ERRORS as err:
         where = f"kubeconfig {source}" + (f", context {context}" if context else "")
         raise StartupError(
@@ -56,10 +60,11 @@ def connect_kube(
     context: str | None = None,
     pool_size: int | None = None,
     env: Mapping[str, str] | None = None,
+    role: Role = "cli",
 ) -> Any:  # a kubernetes.client.ApiClient (the client's own types are partial)
     """:func:`load_kube`, then one request to the API server: a process does not start against one
     that does not answer. Blocking: call it in a thread from async code."""
-    api_client = load_kube(kubeconfig, context, pool_size, env)
+    api_client = load_kube(kubeconfig, context, pool_size, env, role)
     try:
         check_reachable(api_client)
     except KubernetesUnreachable as err:

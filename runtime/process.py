@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from temporalio.client import Client
 
 from runtime import kube, telemetry, temporal
+from runtime.version import Role
 
 
 class ProcessSettings(telemetry.TelemetrySettings, Protocol):
@@ -27,12 +28,13 @@ class ProcessSettings(telemetry.TelemetrySettings, Protocol):
 
 
 async def connect_process(
-    settings: ProcessSettings, env: Mapping[str, str] | None = None
+    settings: ProcessSettings, role: Role, env: Mapping[str, str] | None = None
 ) -> tuple[Any, Client]:
-    """The Kubernetes client (its API server answered) and the Temporal client (its namespace exists),
-    with tracing and the metrics endpoint started. The caller closes the Kubernetes client."""
+    """The Kubernetes client of a ``role`` process (its API server answered) and the Temporal client (its
+    namespace exists), with tracing and the metrics endpoint started. The caller closes the Kubernetes
+    client."""
     api_client = await asyncio.to_thread(
-        kube.connect_kube, settings.kubeconfig, settings.kube_context, settings.kube_connections, env
+        kube.connect_kube, settings.kubeconfig, settings.kube_context, settings.kube_connections, env, role
     )
     try:
         client = await temporal.connect(env, telemetry.start(settings))

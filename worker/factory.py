@@ -45,6 +45,11 @@ def workflow_runner() -> SandboxedWorkflowRunner:
 #: workflows' next task waited this long (Temporal's default, 10 s) before the restarted worker got it;
 #: a live worker takes its sticky tasks within milliseconds, so 3 s costs nothing when all is well.
 STICKY_QUEUE_TIMEOUT = timedelta(seconds=3)
+#: How long a stopping worker lets its running activities finish before cancelling them (the SDK's default
+#: is none: cancelled at once, a write cut off mid-flight and retried by another worker). An activity
+#: attempt is bounded by 30 s (``workflows.service_workflow.ATTEMPT_TIMEOUT``), so by default every
+#: running attempt can end; the pods' terminationGracePeriodSeconds (60 in ``deploy/``) must exceed it.
+DEFAULT_SHUTDOWN_GRACE = timedelta(seconds=30)
 
 
 @dataclass(frozen=True)
@@ -67,8 +72,10 @@ def build_worker(
     executor: Executor,
     sizing: WorkerSizing,
     deployment: WorkerDeploymentConfig | None = None,
+    shutdown_grace: timedelta = DEFAULT_SHUTDOWN_GRACE,
 ) -> Worker:
-    """The worker; with ``deployment`` (``worker.versioning``), a version of a Worker Deployment."""
+    """The worker; with ``deployment`` (``worker.versioning``), a version of a Worker Deployment. Its
+    ``shutdown()`` stops polling at once and gives running activities ``shutdown_grace`` to finish."""
     return Worker(
         client,
         task_queue=task_queue,
@@ -83,6 +90,7 @@ def build_worker(
         workflow_runner=workflow_runner(),
         deployment_config=deployment,
         sticky_queue_schedule_to_start_timeout=STICKY_QUEUE_TIMEOUT,
+        graceful_shutdown_timeout=shutdown_grace,
     )
 
 

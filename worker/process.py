@@ -1,5 +1,6 @@
 """The worker process: connect to Temporal and Kubernetes, run the worker until told to stop, shut down
-gracefully (in-flight activities finish, no new ones start). Its activities read the cluster from the
+gracefully (polling stops at once, running activities get ``LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS`` to
+finish, then are cancelled). Its activities read the cluster from the
 process's cache (:class:`~cluster_cache.cache.ClusterCache`) and write through the API."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 from temporalio.client import Client
 
@@ -37,6 +39,7 @@ async def run_worker(
             executor,
             settings.sizing(),
             versioning.deployment_config(settings.deployment_name, settings.build_id),
+            timedelta(seconds=settings.shutdown_grace_seconds),
         )
         runner = asyncio.create_task(worker.run())
         log.info(
@@ -51,7 +54,10 @@ async def run_worker(
             stopping.cancel()
             runner.result()  # a worker that died on its own: let its error surface
             return
-        log.info("stopping the worker: waiting for running activities")
+        log.info(
+            "stopping the worker: polling stopped, running activities have %ss to finish",
+            settings.shutdown_grace_seconds,
+        )
         await worker.shutdown()
         await runner
 

@@ -24,6 +24,10 @@ Which services this deployment manages and how (``activities.management``): ``LL
 (comma-separated; empty: all), ``LLMISVC_ROUTER_SERVICE_SELECTOR`` (a label selector; empty: every
 service) and ``LLMISVC_ROUTER_MODE`` (``write``, the default, or ``shadow``: plan, write nothing, report
 the drift).
+
+Stopping (``worker.process``): ``LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS``, how long running activities may
+take to finish after SIGTERM (default 30, the longest an activity attempt runs; keep it below the pod's
+terminationGracePeriodSeconds).
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ from activities.management import Management
 from router_core.gocompat import label_selector
 from runtime import exit_codes
 from runtime.errors import StartupError
-from worker.factory import WorkerSizing
-from worker.versioning import BuildId, DeploymentName, default_build_id, package_version
+from runtime.version import package_version
+from worker.factory import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
+from worker.versioning import BuildId, DeploymentName, default_build_id
 from worker.versioning import from_env as versioning_from_env
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
 
@@ -69,6 +74,7 @@ class OrchestratorSettings(BaseModel):
     workflow_task_pollers: int = Field(default=5, ge=2)  # the SDK needs two with a workflow cache
     activity_task_pollers: int = Field(default=5, ge=1)
     kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
+    shutdown_grace_seconds: int = Field(default=int(DEFAULT_SHUTDOWN_GRACE.total_seconds()), ge=1, le=3600)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
     # Which services this deployment manages, and whether it writes (activities.management).
@@ -95,9 +101,9 @@ class OrchestratorSettings(BaseModel):
         return self
 
     def with_flags(self, **flags: object) -> OrchestratorSettings:
-        """These settings overridden by the command-line flags that were given (None or empty: not given);
-        validated again, so a flag is held to the same rules as its variable."""
-        given = {name: value for name, value in flags.items() if value}
+        """These settings overridden by the command-line flags that were given (None, "" or []: not given);
+        validated again, so a flag is held to the same rules as its variable (``--x 0`` included)."""
+        given = {name: value for name, value in flags.items() if value is not None and value not in ("", [])}
         if not given:
             return self
         values = self.model_dump()
@@ -134,6 +140,7 @@ class OrchestratorSettings(BaseModel):
             "workflow_task_pollers": values.get("LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS"),
             "activity_task_pollers": values.get("LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS"),
             "kube_connections": values.get("LLMISVC_ROUTER_KUBE_CONNECTIONS"),
+            "shutdown_grace_seconds": values.get("LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS") or None,
             "metrics_port": values.get("LLMISVC_ROUTER_METRICS_PORT") or None,
             "trace_exporters": trace_exporters(values),
             "mode": values.get("LLMISVC_ROUTER_MODE") or None,
@@ -161,13 +168,15 @@ _SIZING_NAMES = {
     "kube_connections": "KUBE_CONNECTIONS",
 }
 _FLAG_NAMES = {
-    field: "--" + field.replace("_", "-") for field in (*_SIZING_NAMES, "mode", "service_selector")
+    field: "--" + field.replace("_", "-")
+    for field in (*_SIZING_NAMES, "mode", "service_selector", "shutdown_grace_seconds")
 }
 _ENV_NAMES = {
     "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
     "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
     **{field: f"LLMISVC_ROUTER_{suffix}" for field, suffix in _SIZING_NAMES.items()},
     "metrics_port": "LLMISVC_ROUTER_METRICS_PORT",
+    "shutdown_grace_seconds": "LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS",
     "trace_exporters": "OTEL_TRACES_EXPORTER",
     "mode": "LLMISVC_ROUTER_MODE",
     "service_selector": "LLMISVC_ROUTER_SERVICE_SELECTOR",

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from importlib import metadata
 from typing import Annotated
 
 from pydantic import AfterValidator
 from temporalio.common import WorkerDeploymentVersion
 from temporalio.worker import WorkerDeploymentConfig
 
+from runtime.version import package_version
 from workflows import versioning as workflow_versioning
 
 #: Temporal's ``limit.workerBuildIdSize``; the deployment name shares the bound.
@@ -29,13 +29,6 @@ MAX_LENGTH = 255
 #: so that an ID chosen here can also be handed to the controller.
 _BUILD_ID = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$")
 _UNVERSIONED = "__unversioned__"  # Temporal's reserved name for "no version"
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("llmisvc-router")
-    except metadata.PackageNotFoundError:  # a source tree that was never installed
-        return "0.0.0"
 
 
 def default_build_id(version: str, image_tag: str | None) -> str:

@@ -162,8 +162,8 @@ async def _serve(
     Deployments of ``deploy/`` run."""
     from llmisvc_router.serving import serve
 
-    worker = load_kube(str(_kubeconfig(plane, "worker")), pool_size=settings.kube_connections)
-    watcher = load_kube(str(_kubeconfig(plane, "watcher")))
+    worker = load_kube(str(_kubeconfig(plane, "worker")), pool_size=settings.kube_connections, role="worker")
+    watcher = load_kube(str(_kubeconfig(plane, "watcher")), role="watcher")
     cache = ClusterCache(watcher)  # the watcher starts its loops
     try:
         await asyncio.gather(

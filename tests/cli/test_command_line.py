@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,12 @@ def test_dev_with_a_busy_metrics_port_names_the_flag_and_exits_4() -> None:
     line = one_line(result.stderr)
     assert line.startswith(f"llmisvc-router dev: cannot serve metrics on 127.0.0.1:{port}")
     assert "--metrics-port" in line and "LLMISVC_ROUTER_METRICS_PORT" not in line
+
+
+def test_version_prints_the_installed_packages_version() -> None:
+    result = cli("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"llmisvc-router {metadata.version('llmisvc-router')}\n"
 
 
 def test_plan_reads_several_files_as_one_state(tmp_path: Path) -> None:

@@ -9,10 +9,11 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
+from runtime.version import package_version
 from worker import versioning
 from worker.settings import OrchestratorSettings, SettingsError
 
-VERSION = versioning.package_version()
+VERSION = package_version()
 
 
 def test_versioning_is_off_without_a_deployment_name() -> None:

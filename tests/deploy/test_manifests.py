@@ -20,6 +20,7 @@ from llmisvc_devstack.controlplane.identity import CONFIG_READER
 from tests.cluster import Plane
 from tests.deploy.dry_run import dry_run_apply, existing_namespaces, namespaces_of
 from tests.tools import KUBECTL
+from worker.factory import DEFAULT_SHUTDOWN_GRACE
 
 ROOT = Path(__file__).resolve().parents[2]
 KUSTOMIZATIONS = [
@@ -30,6 +31,8 @@ KUSTOMIZATIONS = [
 ]
 WORKER_CONTROLLER = "deploy/overlays/temporal-worker-controller"
 KUBERNETES_VERSION = "1.32.0"
+GRACE_VARIABLE = "LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS"
+DEFAULT_GRACE = int(DEFAULT_SHUTDOWN_GRACE.total_seconds())
 
 
 def render(path: str) -> list[dict[str, Any]]:
@@ -114,6 +117,26 @@ def test_deployments_have_probes_and_read_temporal_settings(objects: list[dict[s
     assert {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "LLMISVC_ROUTER_TASK_QUEUE"} <= set(settings["data"])
 
 
+@pytest.mark.parametrize("path", [*KUSTOMIZATIONS, WORKER_CONTROLLER])
+def test_the_pod_grace_period_exceeds_the_workers_shutdown_grace(path: str) -> None:
+    """The kubelet's SIGKILL must not come before the worker's own grace for running activities ends
+    (``LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS``, from the settings ConfigMap or the container, else the
+    default), or a write under way is cut off after all."""
+    objects = render(path)
+    settings = next(o for o in objects if o["kind"] == "ConfigMap")["data"]
+    workers = [
+        (o["metadata"]["name"], o["spec"]["template"]["spec"])
+        for o in objects
+        if o.get("spec", {}).get("template", {}).get("spec", {}).get("containers")
+        and o["spec"]["template"]["spec"]["containers"][0].get("args", [""])[0] in ("worker", "run")
+    ]
+    assert workers, f"{path} renders no worker"
+    for name, pod in workers:
+        env = {e["name"]: e.get("value") for e in pod["containers"][0].get("env", [])}
+        grace = env.get(GRACE_VARIABLE) or settings.get(GRACE_VARIABLE) or DEFAULT_GRACE
+        assert int(pod["terminationGracePeriodSeconds"]) > int(grace), f"{path}: {name}"
+
+
 def test_the_cloud_overlay_uses_tls_and_drops_the_search_attribute_job() -> None:
     objects = render("deploy/overlays/temporal-cloud")
     settings = next(o for o in objects if o["kind"] == "ConfigMap")
@@ -142,6 +165,13 @@ def test_dockerfile_copies_every_package_the_wheel_ships() -> None:
     packages = project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]
     copied = set(re.findall(r"^COPY (\w+)/ ", DOCKERFILE, flags=re.MULTILINE))
     assert copied == set(packages)
+
+
+def test_the_image_carries_the_licence_and_the_notice() -> None:
+    """In the build stage, for the installed package's .dist-info/licenses/, and beside the virtualenv."""
+    copies = re.findall(r"^COPY (?!--from)([^\n]*)", DOCKERFILE, flags=re.MULTILINE)
+    assert [c for c in copies if {"LICENSE", "NOTICE"} <= set(c.split()[:-1]) and c.endswith(" ./")]
+    assert [c for c in copies if {"LICENSE", "NOTICE"} <= set(c.split()[:-1]) and c.endswith(" /app/")]
 
 
 def test_the_image_installs_neither_the_dev_stack_nor_the_dev_group() -> None:

@@ -77,3 +77,24 @@ def test_every_top_level_package_is_either_product_or_dev_stack() -> None:
     assert sorted(member["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"]) == sorted(
         DEV_STACK_PACKAGES
     )
+
+
+def test_the_wheel_carries_the_licence_and_the_notice(wheel: zipfile.ZipFile) -> None:
+    for name in ("LICENSE", "NOTICE"):
+        (found,) = [n for n in wheel.namelist() if n.endswith(f".dist-info/licenses/{name}")]
+        assert wheel.read(found).decode() == (ROOT / name).read_text()
+    metadata = wheel.read(next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License-Expression: Apache-2.0" in metadata
+
+
+def test_the_notice_names_every_vendored_file() -> None:
+    """Each third-party file the repository copies (the presets, the CRDs) is listed with its upstream."""
+    notice = (ROOT / "NOTICE").read_text()
+    vendored = [
+        *(ROOT / "router_core/merge/wellknown").glob("*.yaml"),
+        *(ROOT / "devstack/llmisvc_devstack/controlplane/vendored_crds").glob("*.yaml"),
+        *(ROOT / "tests/deploy/vendored_crds").glob("*.yaml"),
+    ]
+    assert vendored
+    for path in vendored:
+        assert path.name in notice or f"{path.parent.relative_to(ROOT)}/*.yaml" in notice, path

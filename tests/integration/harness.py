@@ -38,6 +38,7 @@ from cluster_cache.targets import start_worker_cache
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from router_core.world.config import Environment
+from runtime.version import user_agent
 from tests.builders import kube
 from tests.cluster import Cluster
 from tests.integration import world
@@ -53,8 +54,10 @@ T = TypeVar("T")
 Handle = WorkflowHandle[Any, Any]
 
 PRODUCT_AGENT = "llmisvc-router/"  # prefix of both below
-WORKER_AGENT = "llmisvc-router/worker"
-WATCHER_AGENT = "llmisvc-router/watcher"
+#: The product's own agents (``runtime.version``), which the in-process worker and watcher send as the
+#: processes do.
+WORKER_AGENT = user_agent("worker")
+WATCHER_AGENT = user_agent("watcher")
 CONTROLLER_AGENT = "simulated-gateway-controller"
 TEST_AGENT = "integration-test"
 WAIT = 20.0  # seconds a helper waits for the stack to get somewhere
