@@ -143,3 +143,14 @@ def established(body: Wire, stored: bool = True) -> Wire:
     if stored:
         status["storedVersions"] = [v["name"] for v in body["spec"]["versions"]]
     return body | {"status": status}
+
+
+#: A kubeconfig naming a server nothing listens on (port 9, discard): enough for code that builds a client
+#: and never sends a request.
+UNREACHABLE_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+"""

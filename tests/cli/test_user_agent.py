@@ -9,14 +9,7 @@ import pytest
 
 from runtime import kube
 from runtime.version import package_version, user_agent
-
-KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-"""
+from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 
 
 @pytest.mark.parametrize("role", ["worker", "watcher", "cli"])

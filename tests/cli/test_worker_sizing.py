@@ -10,16 +10,9 @@ import pytest
 from activities.kube_api import load_api_client
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
+from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 from worker.factory import WorkerSizing
 from worker.settings import SPARE_CONNECTIONS, OrchestratorSettings, SettingsError
-
-KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-"""
 
 
 def test_defaults_leave_the_pool_room_beyond_the_activity_threads() -> None:

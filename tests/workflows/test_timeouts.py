@@ -20,18 +20,11 @@ from urllib3.util import Retry
 
 from activities import attempts, cluster_api, heartbeats, kube_api, router_activities
 from activities.router_activities import RouterActivities
+from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
 from worker import factory
 from workflows import service_workflow as wf
-
-KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-current-context: x
-"""
 
 
 def seconds(value: timedelta | None) -> float:
