@@ -57,8 +57,8 @@ def service_with_adapters(name: str, namespace: str, count: int) -> dict[str, ob
 async def test_a_route_over_gateway_apis_match_limit_is_reported_in_status_not_written(temporal, cluster):
     """The product behaviour (issue 9's decision): the router counts the matches itself and never
     sends the route, so the HTTPRoute CRD's CEL rule (kube-apiserver's 422) is not reached. With the
-    presets and model-based routing, the managed route has 5 path matches and 9 model-header matches;
-    each adapter adds a copy of the 9: 13 adapters make 5 + 9 x 14 = 131 > 128."""
+    route preset of KServe aaac4e294 and model-based routing, the managed route has 10 path matches and 9
+    model-routing matches; each adapter adds a copy of the 9: 13 adapters make 10 + 9 x 14 = 136 > 128."""
     stack_name = "lora"
     async with running_stack(temporal, cluster) as stack:
         stack.workflow_ids.add(workflow_id(stack.namespace, stack_name))
@@ -71,7 +71,7 @@ async def test_a_route_over_gateway_apis_match_limit_is_reported_in_status_not_w
         cond = (await stack.conditions(stack_name))["HTTPRoutesReady"]
         assert cond["status"] == "False" and cond["reason"] == "HTTPRouteReconcileError", cond
         assert cond["message"].startswith(
-            f"Failed to reconcile HTTPRoute: HTTPRoute {stack.namespace}/{route} would have 131 matches "
+            f"Failed to reconcile HTTPRoute: HTTPRoute {stack.namespace}/{route} would have 136 matches "
             "across its rules, more than the 128 Gateway API allows"
         ), cond
         assert await stack.get(HTTPROUTE, route) is None
