@@ -12,8 +12,9 @@ and the pass waits until the cache has version 12 (or newer) before it plans. Wh
 is known from the loops themselves: a kind whose list answered 404 is not served (no CRD); a CRD event
 wakes every loop so a newly installed kind is listed at once. kube-apiserver serves a custom resource
 moments after its CRD is Established, so a kind whose CRD the cache holds as Established, but whose loop
-has not listed it yet, is waited for (up to :data:`SERVED_WAIT`) instead of read as absent: a pass
-signalled by the CRD's event would otherwise plan without it, and nothing would signal it again.
+has not listed it yet, is waited for (up to :data:`SERVED_WAIT`, once per version of the CRD) instead of
+read as absent: a pass signalled by the CRD's event would otherwise plan without it, and nothing would
+signal it again.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ Listener = Callable[[WatchEvent], None]
 #: watch that lags this much): then the store is the truth again.
 OVERLAY_SECONDS = 60.0
 #: How long a read waits for a kind whose CRD is Established to be listed as served by its loop.
-SERVED_WAIT = 10.0
+#: Once per version of the CRD: a loop that still cannot list the kind (refused, say) is not waited for
+#: again by every read of every pass.
+SERVED_WAIT = 5.0
 
 
 @dataclass
@@ -77,6 +80,8 @@ class ClusterCache:
         self._listeners: list[Listener] = []
         self._overlay: dict[ObjectKey, _Written] = {}
         self._lock = threading.Lock()
+        #: The CRD resourceVersion each kind was last waited for at (see :meth:`is_installed`).
+        self._waited: dict[ResourceType, str] = {}
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -136,23 +141,30 @@ class ClusterCache:
         if type_ in BUILTIN_TYPES:
             return True
         loops = self._by_type.get(type_, ())
-        if any(loop.store.served for loop in loops) or not loops or not self._established(type_):
+        if any(loop.store.served for loop in loops) or not loops:
             return any(loop.store.served for loop in loops)
+        crd_version = self._established(type_)
+        if crd_version is None or self._waited.get(type_) == crd_version:
+            return False
+        self._waited[type_] = crd_version
         for loop in loops:
             loop.wake()  # list it now, and back off from the first step again
         loops[0].store.wait(lambda: bool(loops[0].store.served), SERVED_WAIT)
         return any(loop.store.served for loop in loops)
 
-    def _established(self, type_: ResourceType) -> bool:
-        """The cache holds ``type_``'s CRD as Established, serving that version, and not being deleted."""
+    def _established(self, type_: ResourceType) -> str | None:
+        """The resourceVersion of ``type_``'s CRD when the cache holds it Established, serving that
+        version, and not being deleted; else None."""
         crd = self._stored(ObjectKey(kube.CRD, "", type_.crd_name))
         if crd is None or (crd.get("metadata") or {}).get("deletionTimestamp"):
-            return False
+            return None
         conditions = (crd.get("status") or {}).get("conditions") or []
         if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
-            return False
+            return None
         versions = (crd.get("spec") or {}).get("versions") or []
-        return any(v.get("name") == type_.version and v.get("served") for v in versions)
+        if not any(v.get("name") == type_.version and v.get("served") for v in versions):
+            return None
+        return resource_version(crd)
 
     def covers(self, type_: ResourceType, namespace: str, name: str) -> bool:
         """Whether an absence in the cache means the object does not exist (no selector hides it)."""

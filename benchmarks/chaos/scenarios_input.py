@@ -20,7 +20,6 @@ from benchmarks.chaos.stack import TEMPORAL
 
 Obj = dict[str, Any]
 RECREATE = 2.0  # seconds: a good service's deleted route is back within this, malformed ones or not
-RECONVERGE = 15.0  # seconds: the good services are converged again within this after their routes are back
 
 
 def _nested(depth: int, as_dict: bool) -> Any:
@@ -126,15 +125,14 @@ def malformed_services(ctx: Context) -> Result:
         # Every malformed service has had its first pass: its status answers its generation (waited for,
         # not assumed after a fixed pause: 40 first passes at once take seconds on a loaded machine).
         answered, answer_seconds = _wait_answered(fleet, accepted, ctx.scale.timeout)
+        # Before the route repair below: a repaired route is without its gateway's status for a moment,
+        # and the statuses of its pass (HTTPRoutesReady False, then True) would race the check.
+        still = fleet.converged(good)
         seconds = _routes_back_after_delete(fleet, good)
         worst = _worst(seconds)
         processes = [*stack.workers, *stack.watchers, *stack.kube.processes()]
         alive = [p.name for p in processes if p.alive()]
         alive += [c.name for c in (fleet.plane.etcd, fleet.plane.apiserver) if c.running]
-        # Converged again, not at this instant: a recreated route is without its gateway's status for a
-        # moment, and HTTPRoutesReady says so until the gateway accepts it.
-        reconverged = fleet.wait_converged(good, timeout=RECONVERGE)
-        still = fleet.converged(good)
         result.measured.update(
             accepted=len(accepted),
             refused=refused,
@@ -143,7 +141,6 @@ def malformed_services(ctx: Context) -> Result:
             malformed_with_status=len(answered),
             malformed_answered_seconds=answer_seconds,
             processes_alive=alive,
-            good_reconverged_seconds=reconverged,
         )
         result.check(
             "malformed services accepted by the API",
@@ -158,7 +155,7 @@ def malformed_services(ctx: Context) -> Result:
             worst is not None and worst <= RECREATE,
         )
         result.check(
-            f"good services converged again within {RECONVERGE:.0f} s",
+            "good services still converged once every malformed one had its status",
             f"{len(still)}/{len(good)}",
             "all",
             len(still) == len(good),
