@@ -141,8 +141,10 @@ class ClusterCache:
         if type_ in BUILTIN_TYPES:
             return True
         loops = self._by_type.get(type_, ())
-        if any(loop.store.served for loop in loops) or not loops:
-            return any(loop.store.served for loop in loops)
+        if any(loop.store.served for loop in loops):
+            return True
+        if not loops:
+            return False
         crd_version = self._established(type_)
         if crd_version is None or self._waited.get(type_) == crd_version:
             return False
@@ -158,8 +160,7 @@ class ClusterCache:
         crd = self._stored(ObjectKey(kube.CRD, "", type_.crd_name))
         if crd is None or (crd.get("metadata") or {}).get("deletionTimestamp"):
             return None
-        conditions = (crd.get("status") or {}).get("conditions") or []
-        if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+        if not kube.crd_established(crd):
             return None
         versions = (crd.get("spec") or {}).get("versions") or []
         if not any(v.get("name") == type_.version and v.get("served") for v in versions):

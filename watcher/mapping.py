@@ -268,9 +268,9 @@ def crd_changes_routing(event: WatchEvent) -> bool:
         return False
     if event.type != MODIFIED or event.old is None:
         return True
-    return _served_versions(event.obj) != _served_versions(event.old) or _established(
+    return _served_versions(event.obj) != _served_versions(event.old) or kube.crd_established(
         event.obj
-    ) != _established(event.old)
+    ) != kube.crd_established(event.old)
 
 
 def ingress_changed(event: WatchEvent) -> bool:
@@ -302,14 +302,6 @@ _RULES: dict[kube.ResourceType, _Rule] = {
 def _served_versions(crd: Wire) -> list[str]:
     versions = (crd.get("spec") or {}).get("versions") or []
     return sorted(str(v.get("name")) for v in versions if isinstance(v, dict) and v.get("served"))
-
-
-def _established(crd: Wire) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(
-        isinstance(c, dict) and (c.get("type"), c.get("status")) == ("Established", "True")
-        for c in conditions
-    )
 
 
 def _ingress(configmap: Wire) -> object:

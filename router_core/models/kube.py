@@ -7,6 +7,7 @@ the managed route as-is, including filters, timeouts and fields from newer Gatew
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -143,6 +144,17 @@ DEPLOYMENT = ResourceType("apps", "v1", "Deployment", "deployments")
 CRD = ResourceType(
     "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False
 )
+
+
+def crd_established(crd: Mapping[str, Any]) -> bool:
+    """A CustomResourceDefinition (wire form) whose ``Established`` condition is True: kube-apiserver
+    serves its kind from then on (moments later, in fact)."""
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(
+        isinstance(c, dict) and (c.get("type"), c.get("status")) == ("Established", "True")
+        for c in conditions
+    )
+
 
 #: Types that are always served by a Kubernetes API server (no CRD needed).
 BUILTIN_TYPES = frozenset({SERVICE, CONFIGMAP, DEPLOYMENT, CRD})
