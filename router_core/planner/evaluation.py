@@ -21,8 +21,9 @@ class EvaluationError(Exception):
 def evaluate_pools(
     conds: Conditions, world: PassWorld, svc: LLMInferenceService, resolved: list[ResolvedGateway]
 ) -> None:
-    """R-POOL-1..4 over the pools the pass sees (only those it needs), scoped to the routes' gateways."""
-    keys = resolved_gateway_keys(resolved)
+    """R-POOL-1..4 over the pools the pass sees (only those it needs), scoped to the gateways the pool
+    serves: the routes' gateways and, decision P17 (KServe PR #5972), those of ``gateway.refs``."""
+    keys = pool_gateway_keys(svc, resolved)
     scheduler = svc.scheduler()
     if svc.is_stopped() or scheduler is None:
         error = pools.evaluate_pools(conds, svc, keys)
@@ -36,6 +37,19 @@ def evaluate_pools(
         error = pools.evaluate_pools(conds, svc, keys, v1_pool=v1, v1alpha2_pool=v1alpha2)
     if error is not None:
         raise EvaluationError(f"failed to evaluate Inference Pool conditions: {error}")
+
+
+def pool_gateway_keys(svc: LLMInferenceService, resolved: list[ResolvedGateway]) -> list[tuple[str, str]]:
+    """The (namespace, name) of each Gateway whose acceptance makes the pool ready, without repeats: the
+    resolved gateways of the routes (R-POOL-8) and then ``spec.router.gateway.refs`` (namespace defaulting
+    to the service's). KServe at ``aaac4e294`` scopes to the routes only, so a scheduler with
+    ``gateway.refs`` and no route never becomes ready (Q23, KServe #5986 and #6072); PR #5972 adds the
+    refs, and decision P17 adopts it."""
+    keys = resolved_gateway_keys(resolved)
+    router = svc.spec.router
+    refs = router.gateway.refs if router is not None and router.gateway is not None else None
+    keys.extend((ref.namespace or svc.namespace, ref.name) for ref in refs or [])
+    return list(dict.fromkeys(keys))
 
 
 def evaluate_routes(conds: Conditions, world: PassWorld, svc: LLMInferenceService) -> None:

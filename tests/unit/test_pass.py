@@ -224,6 +224,7 @@ def test_case_79_no_router_address_scheme_follows_tls_setting() -> None:
 
 
 def test_case_81_scheduler_without_route_waits_for_a_gateway_forever() -> None:
+    """Q23 where no gateway is named at all (no route, no ``gateway.refs``): decision P17 has none to add."""
     plan = plans.run(b.service(router={"scheduler": {}}), *_world())
     cond = plans.condition(plan, "InferencePoolReady")
     assert cond is not None
@@ -231,6 +232,34 @@ def test_case_81_scheduler_without_route_waits_for_a_gateway_forever() -> None:
         "WaitingForGateway",
         "Inference Pool ns/svc-inference-pool exists but no Gateway controller has accepted it yet",
     )
+
+
+def test_p17_a_scheduler_with_gateway_refs_and_no_route_is_ready_once_its_gateway_accepts_the_pool() -> None:
+    """KServe PR #5972 (open; issues #5986, #6072): ``gateway.refs`` join the pool's readiness scope."""
+    router = {"scheduler": {}, "gateway": {"refs": [{"name": INGRESS[1], "namespace": INGRESS[0]}]}}
+    cluster, _ = _converge(b.service(router=router), _world(), passes=1)
+    waiting = plans.run(cluster[0], *cluster[1:])
+    cond = plans.condition(waiting, "InferencePoolReady")
+    assert cond is not None and cond["reason"] == "WaitingForGateway"
+    for obj in cluster:
+        if obj["kind"] == "InferencePool":
+            key = "parents" if obj["apiVersion"].startswith(V1) else "parent"
+            obj["status"] = {key: b.pool_status_parents(INGRESS)}
+    plan = plans.run(cluster[0], *cluster[1:])
+    cond = plans.condition(plan, "InferencePoolReady")
+    assert cond is not None and cond["status"] == "True", cond
+    assert plans.applied(plan, "HTTPRoute") == []
+
+
+def test_p17_a_pool_accepted_only_by_a_gateway_outside_the_refs_stays_waiting() -> None:
+    router = {"scheduler": {}, "gateway": {"refs": [{"name": INGRESS[1], "namespace": INGRESS[0]}]}}
+    cluster, _ = _converge(b.service(router=router), _world(), passes=1)
+    for obj in cluster:
+        if obj["kind"] == "InferencePool":
+            key = "parents" if obj["apiVersion"].startswith(V1) else "parent"
+            obj["status"] = {key: b.pool_status_parents(("other-ns", "other-gateway"))}
+    cond = plans.condition(plans.run(cluster[0], *cluster[1:]), "InferencePoolReady")
+    assert cond is not None and cond["reason"] == "WaitingForGateway"
 
 
 def test_p3_only_installed_pool_versions_are_reconciled() -> None:
