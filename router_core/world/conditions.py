@@ -16,14 +16,16 @@ GATEWAYS_READY = "GatewaysReady"
 HTTPROUTES_READY = "HTTPRoutesReady"
 INFERENCE_POOL_READY = "InferencePoolReady"
 SCHEDULER_WORKLOAD_READY = "SchedulerWorkloadReady"
-#: Set by the configuration merge; not part of the Ready rollup (it blocks the pass instead).
+#: Set by the configuration merge; part of the Ready rollup since KServe #5918 (a failed merge stops the
+#: pass before the router runs, and Ready must not read True off the stale conditions left behind).
 PRESETS_COMBINED = "PresetsCombined"
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 SEVERITY_INFO = "Info"
 
-#: Conditions whose state flows into ``Ready`` (knative "dependents" of the happy condition).
-TERMINAL = (WORKLOADS_READY, ROUTER_READY)
+#: Conditions whose state flows into ``Ready`` (knative "dependents" of the happy condition): KServe's
+#: ``NewLivingConditionSet(PresetsCombined, WorkloadsReady, RouterReady)`` at ``aaac4e294`` (#5918).
+TERMINAL = (PRESETS_COMBINED, WORKLOADS_READY, ROUTER_READY)
 #: The rollup order of R-RR-1: the first False among these decides RouterReady.
 ROUTER_SUBCONDITIONS = (GATEWAYS_READY, HTTPROUTES_READY, INFERENCE_POOL_READY, SCHEDULER_WORKLOAD_READY)
 

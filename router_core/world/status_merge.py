@@ -3,8 +3,9 @@
 The router owns the routing fields of the status, ``appliedConfigs`` and its own conditions (with
 ``PresetsCombined``, which the configuration merge sets). Conditions of other controllers, such as
 ``WorkloadsReady``, keep the value they have in the cluster at the time of the write, even if it changed
-while the pass ran. ``Ready`` summarises ``WorkloadsReady`` and ``RouterReady`` (knative's living
-condition set), so once the two come from different writers it is made consistent with both.
+while the pass ran. ``Ready`` summarises ``PresetsCombined``, ``WorkloadsReady`` and ``RouterReady``
+(knative's living condition set; KServe #5918), so once they come from different writers it is made
+consistent with all three.
 
 :func:`is_router_write` is the same rule read backwards: it tells whoever watches the services (the
 watcher) that a status change is one this merge could have produced, i.e. the echo of a pass, so the two

@@ -16,7 +16,7 @@ NOW = "2026-01-01T00:00:00Z"
 def cond(
     type_: str, status: str, reason: str | None = None, message: str | None = None, *, at: str = OLD
 ) -> ServiceCondition:
-    severity = None if type_ in ("Ready", "WorkloadsReady", "RouterReady") else "Info"
+    severity = None if type_ in ("Ready", *conditions.TERMINAL) else "Info"
     return ServiceCondition(
         type=type_, status=status, severity=severity, reason=reason, message=message, last_transition_time=at
     )
@@ -140,7 +140,9 @@ def test_e2_missing_terminal_makes_ready_unknown_without_reason():
 
 
 def test_e2_all_terminals_true_make_ready_true():
-    conds = conds_of(cond("Ready", "Unknown"), cond("WorkloadsReady", "True"))
+    conds = conds_of(
+        cond("Ready", "Unknown"), cond("PresetsCombined", "True"), cond("WorkloadsReady", "True")
+    )
     conds.mark_true("RouterReady")
     assert row(conds, "Ready") == ("True", "", "")
 
@@ -274,7 +276,12 @@ def test_r_rr_1_nothing_false_makes_router_ready_true(subs):
 
 
 def test_r_rr_2_router_false_sets_ready_false_and_true_recomputes_it():
-    conds = conds_of(cond("Ready", "True"), cond("WorkloadsReady", "True"), cond("RouterReady", "True"))
+    conds = conds_of(
+        cond("Ready", "True"),
+        cond("PresetsCombined", "True"),
+        cond("WorkloadsReady", "True"),
+        cond("RouterReady", "True"),
+    )
     conds.mark_false("InferencePoolReady", "WaitingForGateway", "waiting for a gateway")
     conditions.determine_router_readiness(conds)
     assert row(conds, "Ready") == ("False", "WaitingForGateway", "waiting for a gateway")

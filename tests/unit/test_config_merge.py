@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from router_core.merge import config_merge
 from router_core.world.config import Environment
+from router_core.world.status_merge import merge_status
 from tests import builders as b
 from tests.builders import plans
 
@@ -201,12 +202,13 @@ def test_why_3_a_missing_base_ref_gives_presets_combined_false_and_no_writes() -
     assert presets == {
         "type": "PresetsCombined",
         "status": "False",
-        "severity": "Info",
         "lastTransitionTime": b.NOW,
         "reason": "ConfigNotFound",
         "message": 'LLMInferenceServiceConfig "missing" not found in namespaces [ns kserve]',
     }
     assert "appliedConfigs" not in plan.status
+    # KServe #5918: PresetsCombined is a dependent of Ready, which carries the merge's reason and message.
+    assert plans.condition(plan, "Ready") == {**presets, "type": "Ready"}
     assert plans.condition(plan, "RouterReady") == {
         "type": "RouterReady",
         "status": "Unknown",
@@ -353,3 +355,22 @@ def test_why_2_kserves_precise_prefix_sample_keeps_the_preset_scheduler_and_its_
     assert plan.outcome == "reconciled"
     (epp,) = plans.applied(plan, "Service")
     assert [p["name"] for p in epp["spec"]["ports"]] == ["grpc", "grpc-health", "metrics", "zmq"]
+
+
+def test_5918_ready_is_not_true_off_stale_conditions_when_the_merge_fails() -> None:
+    """KServe f2849c052 / #5918 (``llm_inference_service_lifecycle.go``): a service that was Ready and
+    whose merge now fails is Ready=False with the merge's reason, though RouterReady and WorkloadsReady
+    stay True."""
+    svc = b.service(router=PRESETS, baseRefs=[{"name": "missing"}])
+    svc["status"] = {
+        "conditions": [
+            {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+            for t in ("PresetsCombined", "Ready", "RouterReady", "WorkloadsReady")
+        ]
+    }
+    plan = plans.run(svc, *_world())
+    ready = plans.condition(plan, "Ready")
+    assert ready is not None and (ready["status"], ready["reason"]) == ("False", "ConfigNotFound")
+    router = plans.condition(plan, "RouterReady")
+    assert router is not None and router["status"] == "True"
+    assert merge_status(svc["status"], plan.status)["conditions"][1]["status"] == "False"

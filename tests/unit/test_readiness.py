@@ -41,9 +41,10 @@ def service(spec: dict[str, Any], *, stopped: bool = False) -> LLMInferenceServi
     wire = b.service("svc", "test-ns", uid=None, generation=None, **spec)
     svc = LLMInferenceService.from_wire(b.stopped(wire, "TRUE") if stopped else wire)
     # A previous pass left every router condition behind, so "absent" below means "unset by this pass".
-    svc.status.conditions = [ServiceCondition(type="WorkloadsReady", status="True")] + [
-        ServiceCondition(type=t, status="False", severity="Info", reason="Old", message="old") for t in SUBS
-    ]
+    svc.status.conditions = [
+        ServiceCondition(type="PresetsCombined", status="True"),
+        ServiceCondition(type="WorkloadsReady", status="True"),
+    ] + [ServiceCondition(type=t, status="False", severity="Info", reason="Old", message="old") for t in SUBS]
     return svc
 
 

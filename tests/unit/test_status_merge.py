@@ -69,12 +69,13 @@ def test_ready_turns_true_when_the_stored_workloads_became_ready_meanwhile() -> 
     stored = {"conditions": [_cond("WorkloadsReady", "True")]}
     planned = {
         "conditions": [
+            _cond("PresetsCombined", "True"),
             _cond("Ready", "Unknown"),
             _cond("RouterReady", "True"),
             _cond("WorkloadsReady", "Unknown"),
         ]
     }
-    assert merge_status(stored, planned)["conditions"][0] == _cond("Ready", "True")
+    assert merge_status(stored, planned)["conditions"][1] == _cond("Ready", "True")
 
 
 def test_a_ready_that_agrees_is_kept_as_planned() -> None:
