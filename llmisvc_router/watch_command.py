@@ -12,7 +12,8 @@ import logging
 from collections.abc import Mapping
 
 from cluster_cache.cache import ClusterCache
-from runtime import exit_codes, logs
+from llmisvc_router.orchestrator_commands import probe_options
+from runtime import exit_codes, logs, probes
 from runtime.environment import environment_from
 from runtime.process import connect_process
 from runtime.signals import stop_event
@@ -71,6 +72,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="QUEUE",
         help="task queue of the workflows (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
     )
+    probe_options(parser)
     logs.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -88,22 +90,27 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None
         task_queue=args.task_queue,
         namespaces=[n for n in args.namespace if n.strip()],
         service_selector=getattr(args, "service_selector", None),
+        probe_port=getattr(args, "probe_port", None),
     )
 
 
 async def _watch(settings: OrchestratorSettings) -> int:
     api_client, temporal = await connect_process(settings, "watcher")
     try:
-        stop = stop_event()
-        where = ", ".join(settings.namespaces) or "all namespaces"
-        logging.getLogger(__name__).info(
-            "watching LLMInferenceServices in %s; signalling task queue %s", where, settings.task_queue
-        )
-        cache = ClusterCache(api_client)
-        try:
-            await run_watcher(cache, temporal, settings, environment_from(), stop)
-        finally:
-            await stop_cache(cache)
+        grace = settings.readiness_grace_seconds
+        async with probes.serving(settings.probe_port, grace, probes.WATCHER_PARTS) as health:
+            health.watch_temporal(temporal)
+            stop = stop_event()
+            where = ", ".join(settings.namespaces) or "all namespaces"
+            logging.getLogger(__name__).info(
+                "watching LLMInferenceServices in %s; signalling task queue %s", where, settings.task_queue
+            )
+            cache = ClusterCache(api_client)
+            health.watch_cache(cache)
+            try:
+                await run_watcher(cache, temporal, settings, environment_from(), stop)
+            finally:
+                await stop_cache(cache)
     finally:
         api_client.close()
     return exit_codes.OK
