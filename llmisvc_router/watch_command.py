@@ -32,7 +32,9 @@ Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_RESYNC_SECONDS, LLMISVC_R
 (comma-separated; empty = all), LLMISVC_ROUTER_SERVICE_SELECTOR (a label selector: only the services
 it selects get a workflow; one that leaves it is handed off), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT,
 LLMISVC_ROUTER_KUBE_CONNECTIONS (connections kept open to the API), POD_NAMESPACE (the KServe
-namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), OpenTelemetry's OTEL_TRACES_EXPORTER,
+namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), LLMISVC_ROUTER_PROBE_PORT (/healthz and
+/readyz, default 8081; 0: off), LLMISVC_ROUTER_READINESS_GRACE_SECONDS (how long a watch may fail or
+Temporal not answer before /readyz answers 503, default 30), OpenTelemetry's OTEL_TRACES_EXPORTER,
 OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_API_KEY, TEMPORAL_TLS_*.
 

@@ -4,11 +4,14 @@ not served is fine, liveness ignores dependencies, and the bodies read like kube
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from cluster_cache.model import LoopHealth
 from runtime import health
 from runtime.health import CheckResult, ConnectionHealth
+from runtime.probes import Probes
 
 ROUTES = "httproutes.gateway.networking.k8s.io/v1 in llm"
 GRACE = 30.0
@@ -97,3 +100,15 @@ def test_verbose_lists_every_check_as_kube_apiserver_does() -> None:
         200,
         "[+]ping ok\nhealthz check passed\n",
     )
+
+
+def test_a_process_is_not_ready_until_each_of_its_parts_has_started() -> None:
+    probes = Probes(GRACE, expected=("temporal", "watches", "worker"))
+    assert [r for r in probes.readiness(0.0) if not r.ok] == [
+        CheckResult("temporal", "not started yet"),
+        CheckResult("watches", "not started yet"),
+        CheckResult("worker", "not started yet"),
+    ]
+    probes.watch_worker(SimpleNamespace(is_running=True))
+    assert "worker" not in {r.name for r in probes.readiness(0.0) if not r.ok}
+    assert all(r.ok for r in probes.liveness(0.0))  # liveness never waits for the parts
