@@ -66,7 +66,9 @@ async def answers(port: int, path: str, status: int, text: str = "", timeout: fl
     return await until(check, f"{path} answering {status} {text!r}", timeout, interval=0.2)
 
 
-def probed_env(temporal: Client, cluster: Cluster, task_queue: str, kubeconfig: Path, port: int) -> dict:
+def probed_env(
+    temporal: Client, cluster: Cluster, task_queue: str, kubeconfig: Path, port: int
+) -> dict[str, str]:
     return product_env(
         temporal,
         cluster,
