@@ -54,7 +54,7 @@ class Probes:
         self.grace = grace
         #: The parts the process will register (``temporal``, ``watches``, ``worker``): not ready until
         #: each has, or the probe would pass in the moments before the cache and the worker exist.
-        self._pending = set(expected)
+        self._pending = frozenset(expected)  # replaced whole: the probe thread reads it
         self._stall = stall
         self._tick = time.monotonic()
         self._checks: list[Check] = []
@@ -92,7 +92,7 @@ class Probes:
 
     def _register(self, part: str, check: Check) -> None:
         self._checks.append(check)
-        self._pending.discard(part)
+        self._pending = self._pending - {part}
 
     async def _check_temporal(self, client: Client, state: list[ConnectionHealth]) -> None:
         interval = min(5.0, self.grace / 3)
