@@ -63,6 +63,7 @@ def product(command: str, kubeconfig: Path, temporal: str, task_queue: str, log:
         "LLMISVC_ROUTER_TASK_QUEUE": task_queue,
         "KUBECONFIG": str(kubeconfig),
         "OTEL_SDK_DISABLED": "true",
+        "LLMISVC_ROUTER_PROBE_PORT": "0",  # several processes on one machine: 8081 is one's alone
     }
     env.pop("LLMISVC_ROUTER_METRICS_PORT", None)
     with log.open("w") as out:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cluster_cache.model import DELETED, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
+from cluster_cache.model import DELETED, LoopHealth, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
 from cluster_cache.store import resource_version
 from cluster_cache.watch_loop import ApiClient, ResourceWatch
 from router_core.models import kube
@@ -114,6 +114,10 @@ class ClusterCache:
         """Wait until every loop has listed once (or found its kind not served)."""
         deadline = time.monotonic() + timeout
         return all(loop.synced.wait(max(0.0, deadline - time.monotonic())) for loop in self.loops)
+
+    def health(self) -> builtins.list[LoopHealth]:
+        """Each loop's progress, for the readiness probe (``runtime.health``)."""
+        return [loop.health() for loop in self.loops]
 
     def unsynced(self) -> builtins.list[str]:
         return [str(loop.target) for loop in self._loops if not loop.synced.is_set()]

@@ -65,6 +65,21 @@ class WatchTarget:
 
 
 @dataclass(frozen=True)
+class LoopHealth:
+    """What a watch loop knows of its own progress, for the readiness probe (``runtime.health``).
+
+    Times are ``time.monotonic()`` seconds. ``failing_since`` is when the current run of failed requests
+    began (a request refused, unanswered, or answered other than 200, 404 or 410, or a stream that broke)
+    and is None once the API server answers again; ``last_error`` describes the latest failure."""
+
+    target: str
+    started: float
+    listed: bool  # the first list succeeded, or found the kind not served (404)
+    failing_since: float | None = None
+    last_error: str = ""
+
+
+@dataclass(frozen=True)
 class Tuning:
     """Timing of the watch loops and of the signals; the defaults suit a real cluster, tests shrink them."""
 

@@ -13,7 +13,8 @@ its first step (kube-apiserver serves a kind moments after its CRD's last event)
 (re)initializing", ``Retry-After: 1``) while the watch cache of a CRD just installed, or of any kind after
 a restart, fills; counted as a failure, it grew the backoff past the seconds the cache took. Other
 failures (connection refused, 5xx, 403) back off exponentially up to a cap. Events are handed to
-``emit`` from the loop's thread; the caller moves them to its event loop.
+``emit`` from the loop's thread; the caller moves them to its event loop. :meth:`ResourceWatch.health`
+says whether the loop has listed and since when its requests fail, for the readiness probe.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.watch.watch import iter_resp_lines
 
-from cluster_cache.model import ADDED, DELETED, MODIFIED, Tuning, WatchEvent, WatchTarget, Wire
+from cluster_cache.model import ADDED, DELETED, MODIFIED, LoopHealth, Tuning, WatchEvent, WatchTarget, Wire
 from cluster_cache.store import TargetStore, object_key, resource_version
 from router_core.models.kube import collection_path
 
@@ -103,6 +104,10 @@ class ResourceWatch:
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._response: urllib3.HTTPResponse | None = None
+        self._started = time.monotonic()
+        #: When the current run of failures began and the latest one; None while the server answers.
+        #: One tuple, replaced whole, so the probe's thread never reads half of it.
+        self._failing: tuple[float, str] | None = None
         self._thread = threading.Thread(target=self._run, name=f"watch {target}", daemon=True)
 
     def start(self) -> ResourceWatch:
@@ -128,6 +133,21 @@ class ResourceWatch:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
+    def health(self) -> LoopHealth:
+        """The loop's progress as the readiness probe judges it (safe from any thread)."""
+        failing = self._failing
+        return LoopHealth(
+            str(self.target),
+            self._started,
+            self.synced.is_set(),
+            failing[0] if failing else None,
+            failing[1] if failing else "",
+        )
+
+    def _failed(self, description: str) -> None:
+        since = self._failing[0] if self._failing else time.monotonic()
+        self._failing = (since, description)
+
     # --- the loop ------------------------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -146,6 +166,7 @@ class ResourceWatch:
                 self._version = None
                 continue
             except _RetryAfter as asked:
+                self._failed(str(asked))
                 log.debug("%s: %s; listing again in %.1fs", self.target, asked, asked.seconds)
                 self._wait(min(asked.seconds, self._tuning.backoff_cap))
                 continue
@@ -157,6 +178,7 @@ class ResourceWatch:
                 log.debug("%s is not served (yet): retrying", self.target)
             except Exception as err:  # any failure, known or not, must not end the loop
                 failures += 1
+                self._failed(_describe(err))
                 log.warning("watch of %s failed (%s); retrying", self.target, _describe(err))
             if self._pause(failures):
                 failures = 0  # woken (a CRD changed): the kind may be served now, or within moments
@@ -285,6 +307,8 @@ class ResourceWatch:
             "GET", url, headers, _request_timeout=(CONNECT_TIMEOUT, read_timeout)
         )
         response = answer.response
+        if response.status in (200, 404, 410):
+            self._failing = None  # the server answers: whatever failed before is over
         if response.status == 200:
             return response
         data = response.data

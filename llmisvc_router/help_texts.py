@@ -23,7 +23,9 @@ and write the cluster. Start the watcher (llmisvc-router watch) next to it, or u
 It refuses to start when the Kubernetes API or Temporal cannot be reached.
 
 Also: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_ACTIVITY_THREADS, LLMISVC_ROUTER_METRICS_PORT
-(Prometheus metrics on :PORT/metrics), POD_NAMESPACE (the KServe namespace), LLMISVC_ROUTER_MODE
+(Prometheus metrics on :PORT/metrics), LLMISVC_ROUTER_PROBE_PORT (/healthz and /readyz, default 8081;
+0: off) and LLMISVC_ROUTER_READINESS_GRACE_SECONDS (how long a watch may fail or Temporal not answer
+before /readyz answers 503, default 30), POD_NAMESPACE (the KServe namespace), LLMISVC_ROUTER_MODE
 (shadow: plan, write nothing, report the drift; see `llmisvc-router drift`), LLMISVC_ROUTER_NAMESPACES
 and LLMISVC_ROUTER_SERVICE_SELECTOR (the services it manages; a pass of one outside them hands it off).
 The mode and the selection are read by every pass: restart the worker to change them, not the workflows.
@@ -41,7 +43,8 @@ examples:
 RUN_HELP = "run the worker and the watcher in one process (small installs)"
 RUN = """\
 Run the worker and the watcher in one process: for a small install, or to try the router against a
-cluster. It refuses to start when the Kubernetes API or Temporal cannot be reached.
+cluster. It refuses to start when the Kubernetes API or Temporal cannot be reached. It serves
+/healthz and /readyz as the worker does (LLMISVC_ROUTER_PROBE_PORT, default 8081; 0: off).
 
 examples:
   llmisvc-router run

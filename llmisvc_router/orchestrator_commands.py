@@ -22,7 +22,7 @@ from activities.kube_api import KubeClusterApi
 from llmisvc_router import help_texts
 from llmisvc_router.errors import CommandError
 from router_core.models.kube import LLMISVC
-from runtime import exit_codes, kube, logs, telemetry, temporal
+from runtime import exit_codes, kube, logs, probes, telemetry, temporal
 from runtime.environment import environment_from
 from runtime.process import connect_process
 from runtime.signals import stop_event
@@ -45,6 +45,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         logs.add_arguments(parser)
         _management_options(parser)
         _shutdown_options(parser)
+        probe_options(parser)
         parser.set_defaults(handler=lambda a, w=watch: run_command(a, _serve, watch=w))
     for name, help_text, description in help_texts.DRIVE_COMMANDS:
         parser = help_texts.add_command(commands, name, help_text, description)
@@ -86,6 +87,18 @@ def _shutdown_options(parser: argparse.ArgumentParser) -> None:
         help="on SIGTERM, stop polling and give running activities S seconds to finish before cancelling "
         "them; keep it below the pod's terminationGracePeriodSeconds "
         "(default: $LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS, else 30)",
+    )
+
+
+def probe_options(parser: argparse.ArgumentParser) -> None:
+    """``--probe-port``, for every long-running process (``worker``, ``run``, ``watch``)."""
+    group = parser.add_argument_group("probes (docs/operations.md, Health and readiness)")
+    group.add_argument(
+        "--probe-port",
+        type=int,
+        metavar="PORT",
+        help="serve /healthz and /readyz on PORT, 0 for none "
+        "(default: $LLMISVC_ROUTER_PROBE_PORT, else 8081)",
     )
 
 
@@ -148,6 +161,7 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         deployment_name=getattr(args, "deployment_name", None),
         build_id=getattr(args, "build_id", None),
         shutdown_grace_seconds=getattr(args, "shutdown_grace_seconds", None),
+        probe_port=getattr(args, "probe_port", None),
         **{
             flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"), None)
             for flag, *_ in _SIZING_FLAGS
@@ -169,7 +183,11 @@ async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch
     api = KubeClusterApi(api_client, ApiTelemetry(telemetry.metric_meter(client)))
     from llmisvc_router.serving import serve
 
-    await serve(client, api_client, api, settings, env, stop, watch=watch)
+    # After connecting, as the metrics port: a process that cannot reach its cluster says that first.
+    grace = settings.readiness_grace_seconds
+    async with probes.serving(settings.probe_port, grace, probes.WORKER_PARTS) as health:
+        health.watch_temporal(client)
+        await serve(client, api_client, api, settings, env, stop, watch=watch, probes=health)
     return exit_codes.OK
 
 

@@ -17,6 +17,7 @@ from cluster_cache.model import Tuning
 from cluster_cache.targets import start_worker_cache
 from cluster_cache.watch_loop import ApiClient
 from router_core.world.config import Environment
+from runtime.probes import Probes
 from watcher.runner import run_watcher, stop_cache
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
@@ -32,15 +33,19 @@ async def serve(
     *,
     watch: bool,
     tuning: Tuning | None = None,
+    probes: Probes | None = None,
 ) -> None:
-    """Run the worker (and the watcher when ``watch``) until ``stop`` is set."""
+    """Run the worker (and the watcher when ``watch``) until ``stop`` is set; with ``probes``, the cache's
+    loops and the worker are readiness checks."""
     if watch:
         cache = ClusterCache(api_client, tuning)  # the watcher starts its loops, in its order
         tasks = [run_watcher(cache, temporal, settings, env, stop, tuning)]
     else:
         cache = start_worker_cache(api_client, settings.namespaces, env, tuning, settings.service_selector)
         tasks = []
-    tasks.append(run_worker(temporal, api, cache, settings, env, stop))
+    if probes is not None:
+        probes.watch_cache(cache)
+    tasks.append(run_worker(temporal, api, cache, settings, env, stop, probes))
     try:
         await asyncio.gather(*tasks)
     finally:

@@ -12,7 +12,8 @@ import logging
 from collections.abc import Mapping
 
 from cluster_cache.cache import ClusterCache
-from runtime import exit_codes, logs
+from llmisvc_router.orchestrator_commands import probe_options
+from runtime import exit_codes, logs, probes
 from runtime.environment import environment_from
 from runtime.process import connect_process
 from runtime.signals import stop_event
@@ -31,7 +32,9 @@ Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_RESYNC_SECONDS, LLMISVC_R
 (comma-separated; empty = all), LLMISVC_ROUTER_SERVICE_SELECTOR (a label selector: only the services
 it selects get a workflow; one that leaves it is handed off), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT,
 LLMISVC_ROUTER_KUBE_CONNECTIONS (connections kept open to the API), POD_NAMESPACE (the KServe
-namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), OpenTelemetry's OTEL_TRACES_EXPORTER,
+namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), LLMISVC_ROUTER_PROBE_PORT (/healthz and
+/readyz, default 8081; 0: off), LLMISVC_ROUTER_READINESS_GRACE_SECONDS (how long a watch may fail or
+Temporal not answer before /readyz answers 503, default 30), OpenTelemetry's OTEL_TRACES_EXPORTER,
 OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_API_KEY, TEMPORAL_TLS_*.
 
@@ -71,6 +74,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="QUEUE",
         help="task queue of the workflows (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
     )
+    probe_options(parser)
     logs.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -88,22 +92,27 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None
         task_queue=args.task_queue,
         namespaces=[n for n in args.namespace if n.strip()],
         service_selector=getattr(args, "service_selector", None),
+        probe_port=getattr(args, "probe_port", None),
     )
 
 
 async def _watch(settings: OrchestratorSettings) -> int:
     api_client, temporal = await connect_process(settings, "watcher")
     try:
-        stop = stop_event()
-        where = ", ".join(settings.namespaces) or "all namespaces"
-        logging.getLogger(__name__).info(
-            "watching LLMInferenceServices in %s; signalling task queue %s", where, settings.task_queue
-        )
-        cache = ClusterCache(api_client)
-        try:
-            await run_watcher(cache, temporal, settings, environment_from(), stop)
-        finally:
-            await stop_cache(cache)
+        grace = settings.readiness_grace_seconds
+        async with probes.serving(settings.probe_port, grace, probes.WATCHER_PARTS) as health:
+            health.watch_temporal(temporal)
+            stop = stop_event()
+            where = ", ".join(settings.namespaces) or "all namespaces"
+            logging.getLogger(__name__).info(
+                "watching LLMInferenceServices in %s; signalling task queue %s", where, settings.task_queue
+            )
+            cache = ClusterCache(api_client)
+            health.watch_cache(cache)
+            try:
+                await run_watcher(cache, temporal, settings, environment_from(), stop)
+            finally:
+                await stop_cache(cache)
     finally:
         api_client.close()
     return exit_codes.OK

@@ -1,6 +1,6 @@
 """The worker process: connect to Temporal and Kubernetes, run the worker until told to stop, shut down
 gracefully (polling stops at once, running activities get ``LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS`` to
-finish, then are cancelled). Its activities read the cluster from the
+finish, then are cancelled; ``/readyz`` says not ready from then on). Its activities read the cluster from the
 process's cache (:class:`~cluster_cache.cache.ClusterCache`) and write through the API."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from temporalio.client import Client
 from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
 from router_core.world.config import Environment
+from runtime.probes import Probes
 from worker import versioning
 from worker.factory import build_worker
 from worker.settings import OrchestratorSettings
@@ -29,7 +30,9 @@ async def run_worker(
     settings: OrchestratorSettings,
     env: Environment,
     stop: asyncio.Event,
+    probes: Probes | None = None,
 ) -> None:
+    """Run the worker until ``stop`` is set; with ``probes``, its running is a readiness check."""
     activities = RouterActivities(api, view, env, settings.management())
     with ThreadPoolExecutor(max_workers=settings.activity_threads, thread_name_prefix="activity") as executor:
         worker = build_worker(
@@ -42,6 +45,8 @@ async def run_worker(
             timedelta(seconds=settings.shutdown_grace_seconds),
         )
         runner = asyncio.create_task(worker.run())
+        if probes is not None:
+            probes.watch_worker(worker)
         log.info(
             "worker polling task queue %s (%s mode)%s",
             settings.task_queue,

@@ -11,6 +11,10 @@ unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTL
 set and no tracing otherwise, so a cluster without a collector is not sent spans) and
 ``OTEL_SDK_DISABLED=true``.
 
+Probes (``runtime.probes``): ``LLMISVC_ROUTER_PROBE_PORT`` serves ``/healthz`` and ``/readyz`` (default
+8081; 0: off); ``LLMISVC_ROUTER_READINESS_GRACE_SECONDS`` (default 30) is how long a watch may fail or
+Temporal be unreachable before ``/readyz`` answers 503.
+
 Worker Versioning (``worker.versioning``): ``LLMISVC_ROUTER_DEPLOYMENT_NAME`` (off when unset),
 ``LLMISVC_ROUTER_BUILD_ID``, ``LLMISVC_ROUTER_IMAGE_TAG``.
 
@@ -42,6 +46,7 @@ from activities.management import Management
 from router_core.gocompat import label_selector
 from runtime import exit_codes
 from runtime.errors import StartupError
+from runtime.probes import DEFAULT_PORT
 from runtime.version import package_version
 from worker.factory import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
 from worker.versioning import BuildId, DeploymentName, default_build_id
@@ -76,6 +81,10 @@ class OrchestratorSettings(BaseModel):
     kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
     shutdown_grace_seconds: int = Field(default=int(DEFAULT_SHUTDOWN_GRACE.total_seconds()), ge=1, le=3600)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
+    # /healthz and /readyz (runtime.probes); 0: off. A watch failing or Temporal unreachable for longer
+    # than the grace turns /readyz 503 (a watch not listed yet does at once).
+    probe_port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
+    readiness_grace_seconds: float = Field(default=30.0, gt=0, le=3600)
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
     # Which services this deployment manages, and whether it writes (activities.management).
     mode: Literal["write", "shadow"] = "write"
@@ -142,6 +151,8 @@ class OrchestratorSettings(BaseModel):
             "kube_connections": values.get("LLMISVC_ROUTER_KUBE_CONNECTIONS"),
             "shutdown_grace_seconds": values.get("LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS") or None,
             "metrics_port": values.get("LLMISVC_ROUTER_METRICS_PORT") or None,
+            "probe_port": values.get("LLMISVC_ROUTER_PROBE_PORT") or None,
+            "readiness_grace_seconds": values.get("LLMISVC_ROUTER_READINESS_GRACE_SECONDS") or None,
             "trace_exporters": trace_exporters(values),
             "mode": values.get("LLMISVC_ROUTER_MODE") or None,
             "service_selector": values.get("LLMISVC_ROUTER_SERVICE_SELECTOR"),
@@ -169,13 +180,15 @@ _SIZING_NAMES = {
 }
 _FLAG_NAMES = {
     field: "--" + field.replace("_", "-")
-    for field in (*_SIZING_NAMES, "mode", "service_selector", "shutdown_grace_seconds")
+    for field in (*_SIZING_NAMES, "mode", "service_selector", "shutdown_grace_seconds", "probe_port")
 }
 _ENV_NAMES = {
     "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
     "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
     **{field: f"LLMISVC_ROUTER_{suffix}" for field, suffix in _SIZING_NAMES.items()},
     "metrics_port": "LLMISVC_ROUTER_METRICS_PORT",
+    "probe_port": "LLMISVC_ROUTER_PROBE_PORT",
+    "readiness_grace_seconds": "LLMISVC_ROUTER_READINESS_GRACE_SECONDS",
     "shutdown_grace_seconds": "LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS",
     "trace_exporters": "OTEL_TRACES_EXPORTER",
     "mode": "LLMISVC_ROUTER_MODE",

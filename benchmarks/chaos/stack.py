@@ -81,5 +81,6 @@ def product(
         "LLMISVC_ROUTER_NAMESPACES": ",".join(namespaces),
         "KUBECONFIG": str(kube.kubeconfig(ROLES[command])),
         "OTEL_SDK_DISABLED": "true",
+        "LLMISVC_ROUTER_PROBE_PORT": "0",  # several processes on one machine: 8081 is one's alone
     }
     return Proc(label, [str(ROUTER), command], workdir / f"{label}.log", env)

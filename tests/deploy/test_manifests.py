@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from llmisvc_devstack.controlplane.identity import CONFIG_READER
+from runtime.probes import DEFAULT_PORT as DEFAULT_PROBE_PORT
 from tests.cluster import Plane
 from tests.deploy.dry_run import dry_run_apply, existing_namespaces, namespaces_of
 from tests.tools import KUBECTL
@@ -110,11 +111,30 @@ def test_deployments_have_probes_and_read_temporal_settings(objects: list[dict[s
     assert set(deployments) == {"llmisvc-router-worker", "llmisvc-router-watcher"}
     for deployment in deployments.values():
         container = deployment["spec"]["template"]["spec"]["containers"][0]
-        assert container["livenessProbe"] and container["readinessProbe"]
+        assert_http_probes(container)
         sources = {s.get("configMapRef", s.get("secretRef", {})).get("name") for s in container["envFrom"]}
         assert sources == {"llmisvc-router-settings", "llmisvc-router-temporal"}
     settings = next(o for o in objects if o["kind"] == "ConfigMap")
     assert {"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "LLMISVC_ROUTER_TASK_QUEUE"} <= set(settings["data"])
+
+
+def assert_http_probes(container: dict[str, Any]) -> None:
+    """Liveness on ``/healthz`` and readiness on ``/readyz`` of the ``probes`` port, the product's default
+    (``runtime.probes``): served whether or not metrics are on, unlike the metrics port they replaced."""
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    assert ports["probes"] == DEFAULT_PROBE_PORT
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "probes"}
+    env = {e["name"]: e.get("value") for e in container.get("env", [])}
+    assert env.get("LLMISVC_ROUTER_PROBE_PORT", str(DEFAULT_PROBE_PORT)) == str(DEFAULT_PROBE_PORT)
+
+
+@pytest.mark.parametrize("path", [WORKER_CONTROLLER])
+def test_the_worker_controllers_workers_have_the_http_probes(path: str) -> None:
+    workers = [o for o in render(path) if o["kind"] == "WorkerDeployment"]
+    assert workers
+    for worker in workers:
+        assert_http_probes(worker["spec"]["template"]["spec"]["containers"][0])
 
 
 @pytest.mark.parametrize("path", [*KUSTOMIZATIONS, WORKER_CONTROLLER])

@@ -51,16 +51,19 @@ def product_env(
         "LLMISVC_ROUTER_TASK_QUEUE": task_queue,
         "LLMISVC_ROUTER_NAMESPACES": cluster.namespace,
         "POD_NAMESPACE": cluster.kserve_namespace,
+        "LLMISVC_ROUTER_PROBE_PORT": "0",  # several processes at once: 8081 is one's alone
         **extra,
     }
 
 
 @contextmanager
-def product_process(command: str, env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``llmisvc-router COMMAND`` in the background, its output in ``log``; killed if still running."""
+def product_process(
+    command: str, env: dict[str, str], log: Path, *args: str
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``llmisvc-router COMMAND ARGS`` in the background, its output in ``log``; killed if still running."""
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "llmisvc_router", command],
+            [sys.executable, "-m", "llmisvc_router", command, *args],
             env=env,
             cwd=ROOT,
             stdout=out,

@@ -41,6 +41,7 @@ def environment(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "LLMISVC_ROUTER_"))}
     env.pop("KUBECONFIG", None)
     env["HOME"] = "/nonexistent"  # no ~/.kube/config and no Temporal profile from the machine
+    env["LLMISVC_ROUTER_PROBE_PORT"] = "0"  # 8081 may be another process's on this machine
     return {**env, **extra}
 
 
