@@ -24,7 +24,7 @@ from runtime import telemetry
 from runtime.temporal import connect_temporal
 from tests.cluster import Cluster, Plane
 from tests.cluster import test_cluster as cluster_on
-from tests.deploy.test_chart import alert_rules
+from tests.deploy.chart import alert_rules
 from tests.observability import dashboard
 from tests.observability.failing_task import FAILED_TASKS, failing_workflow_task
 from tests.observability.harness import running_orchestrator, until
