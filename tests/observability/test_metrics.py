@@ -24,6 +24,7 @@ from runtime import telemetry
 from runtime.temporal import connect_temporal
 from tests.cluster import Cluster, Plane
 from tests.cluster import test_cluster as cluster_on
+from tests.deploy.chart import alert_rules
 from tests.observability import dashboard
 from tests.observability.failing_task import FAILED_TASKS, failing_workflow_task
 from tests.observability.harness import running_orchestrator, until
@@ -199,6 +200,20 @@ def test_every_query_of_the_grafana_dashboard_names_a_metric_the_process_exports
         assert named, f"no metric in {query!r}"
         assert named <= exported, (
             f"{query!r} names {sorted(named - exported)}, which the process does not export"
+        )
+
+
+def test_every_alert_of_the_helm_chart_names_a_metric_the_process_exports(scraped: Scraped) -> None:
+    """The PrometheusRule of deploy/chart/llmisvc-router, rendered by the pinned Helm, against a real scrape
+    (one that has seen a workflow task fail)."""
+    exported = scraped.metrics.names()
+    rules = alert_rules()
+    assert len(rules) >= 4
+    for rule in rules:
+        named = dashboard.metric_names(rule["expr"])
+        assert named, f"no metric in {rule['alert']}: {rule['expr']!r}"
+        assert named <= exported, (
+            f"{rule['alert']} names {sorted(named - exported)}, which the process does not export"
         )
 
 
