@@ -201,7 +201,8 @@ def _require_service(settings: OrchestratorSettings, namespace: str, name: str) 
 
 async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, action: str) -> int:
     namespace, name = service_key(args.service)
-    tracing = telemetry.install_tracing(settings.trace_exporters)  # the trace continues in the workflow
+    # The trace continues in the workflow.
+    tracing = telemetry.install_tracing(settings.trace_exporters, settings.otlp_protocol)
     try:
         await require_service(settings, namespace, name)
         client = await temporal.connect()
