@@ -5,15 +5,13 @@ live state differs from what the router would write, with the fields, and the st
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-import yaml
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from llmisvc_router import help_texts, orchestrator_commands
+from llmisvc_router import help_texts, orchestrator_commands, output
 from llmisvc_router.errors import CommandError
 from runtime import exit_codes, temporal
 from worker.settings import OrchestratorSettings
@@ -21,7 +19,6 @@ from workflows.drift_report import DriftReport
 from workflows.models import WORKFLOW_NAME, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
-FORMATS = ("yaml", "json")
 HELP = "show what shadow mode found different from what the router would write"
 DESCRIPTION = """\
 Show shadow mode's drift (LLMISVC_ROUTER_MODE=shadow or --mode shadow on the worker): the objects whose
@@ -40,7 +37,7 @@ examples:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = help_texts.add_command(commands, "drift", HELP, DESCRIPTION)
     parser.add_argument("service", metavar="NAMESPACE/NAME", nargs="?", help="one service (default: all)")
-    parser.add_argument("-o", "--output", default="yaml", metavar="FORMAT", help="yaml (default) or json")
+    output.add_argument(parser)
     parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (to check that the service exists)")
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
     parser.add_argument(
@@ -52,8 +49,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 async def _drift(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
-    if args.output not in FORMATS:
-        raise CommandError(f"-o {args.output}: expected yaml or json", exit_codes.USAGE)
+    output.check(args.output)
     if args.service is None:
         client = await temporal.connect()
         document = await _all(client, settings)
@@ -62,12 +58,7 @@ async def _drift(args: argparse.Namespace, settings: OrchestratorSettings) -> in
         await orchestrator_commands.require_service(settings, namespace, name)
         client = await temporal.connect()
         document = as_document(await _query(client, namespace, name))
-    if args.output == "json":
-        print(json.dumps(document, indent=2))
-    else:
-        yaml.safe_dump(
-            document, sys.stdout, sort_keys=False, default_flow_style=False, allow_unicode=True, width=10**6
-        )
+    sys.stdout.write(output.render(document, args.output))
     return exit_codes.OK
 
 

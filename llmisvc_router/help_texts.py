@@ -84,9 +84,11 @@ DRIVE_COMMANDS = [
     (
         "status",
         "show the workflow's view of the service",
-        "Show the workflow's view of the service as YAML: passes, the last outcome, conditions and URL,\n"
-        "the last error. (kubectl describe llminferenceservice shows the status and Events.)\n"
-        + _DRIVE_EXAMPLES.format(name="status"),
+        "Show the workflow's view of the service as YAML (-o json for scripts): passes, the last outcome,\n"
+        "conditions and URL, the last error; every key always present (docs/operations.md, Status output).\n"
+        "(kubectl describe llminferenceservice shows the status and Events.)\n"
+        + _DRIVE_EXAMPLES.format(name="status")
+        + "  llmisvc-router status llm/facebook-opt-125m -o json\n",
     ),
 ]
 

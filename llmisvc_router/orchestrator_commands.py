@@ -10,7 +10,6 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import yaml
 from opentelemetry import trace
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
@@ -19,7 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.api_telemetry import ApiTelemetry
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
-from llmisvc_router import help_texts
+from llmisvc_router import help_texts, output
 from llmisvc_router.errors import CommandError
 from router_core.models.kube import LLMISVC
 from runtime import exit_codes, kube, logs, probes, telemetry, temporal
@@ -50,6 +49,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     for name, help_text, description in help_texts.DRIVE_COMMANDS:
         parser = help_texts.add_command(commands, name, help_text, description)
         parser.add_argument("service", metavar="NAMESPACE/NAME")
+        if name == "status":
+            output.add_argument(parser)
         _cluster_options(parser)
         parser.set_defaults(handler=lambda a, n=name: run_command(a, _drive, action=n))
 
@@ -219,23 +220,28 @@ def _require_service(settings: OrchestratorSettings, namespace: str, name: str) 
 
 async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, action: str) -> int:
     namespace, name = service_key(args.service)
-    tracing = telemetry.install_tracing(settings.trace_exporters)  # the trace continues in the workflow
+    output_format = output.check(getattr(args, "output", "yaml"))  # refused before anything connects
+    # The trace continues in the workflow.
+    tracing = telemetry.install_tracing(settings.trace_exporters, settings.otlp_protocol)
     try:
         await require_service(settings, namespace, name)
         client = await temporal.connect()
         with _tracer.start_as_current_span(
             f"llmisvc-router {action}", attributes={"llmisvc.namespace": namespace, "llmisvc.name": name}
         ):
-            return await _act(client, settings, action, namespace, name)
+            return await _act(client, settings, action, namespace, name, output_format)
     finally:
         if tracing:
             trace.get_tracer_provider().force_flush()  # type: ignore[attr-defined]
 
 
-async def _act(client: Client, settings: OrchestratorSettings, action: str, namespace: str, name: str) -> int:
+async def _act(
+    client: Client, settings: OrchestratorSettings, action: str, namespace: str, name: str, output_format: str
+) -> int:
     service = f"{namespace}/{name}"
     if action == "status":
-        return await _print_status(client.get_workflow_handle(workflow_id(namespace, name)), service)
+        handle = client.get_workflow_handle(workflow_id(namespace, name))
+        return await _print_status(handle, service, output_format)
     starter = await WorkflowStarter.create(client, settings.task_queue, settings.resync_seconds)
     if action == "reconcile":
         operation = WithStartWorkflowOperation(
@@ -249,14 +255,14 @@ async def _act(client: Client, settings: OrchestratorSettings, action: str, name
             ReconcileSignal(reason="llmisvc-router reconcile"),
             start_workflow_operation=operation,
         )
-        _print_yaml(summary.model_dump(mode="json", exclude_none=True))
+        sys.stdout.write(output.render(summary.model_dump(mode="json", exclude_none=True)))
         return exit_codes.OK if summary.outcome.settled else exit_codes.FAILED
     await starter.signal_with_start(namespace, name, action)
     print(f"{action} requested for {service}; the next pass carries it out")
     return exit_codes.OK
 
 
-async def _print_status(handle: WorkflowHandle[Any, Any], service: str) -> int:
+async def _print_status(handle: WorkflowHandle[Any, Any], service: str, output_format: str) -> int:
     try:
         state = await handle.query(LLMInferenceServiceWorkflow.state)
     except RPCError as err:
@@ -267,9 +273,5 @@ async def _print_status(handle: WorkflowHandle[Any, Any], service: str) -> int:
                 exit_codes.NOT_FOUND,
             ) from err
         raise CommandError(f"cannot query {service}: {err}", exit_codes.UNAVAILABLE) from err
-    _print_yaml(state.model_dump(mode="json", exclude_none=True))
+    sys.stdout.write(output.render(output.status_document(service, state), output_format))
     return exit_codes.OK
-
-
-def _print_yaml(document: dict[str, Any]) -> None:
-    yaml.safe_dump(document, sys.stdout, sort_keys=False, default_flow_style=False)

@@ -3,7 +3,10 @@
 ``text`` (the default) is for a person at a terminal: ``time LEVEL logger: message``. ``json`` is for a
 cluster's log collector: one JSON object per line with ``time``, ``level``, ``logger``, ``message`` and,
 from workflow and activity code, the Temporal ids as fields of their own (``temporal_workflow``,
-``temporal_activity``) instead of the dict the SDK would append to every message.
+``temporal_activity``) instead of the dict the SDK would append to every message, and, when a span is
+current where the record is made, ``trace_id`` and ``span_id`` in lowercase hex (32 and 16 digits, as
+OpenTelemetry's log data model writes them) to find the line's trace: the pass's span in workflow code
+(the pass's own lines), ``RunActivity:NAME`` in activities.
 
 A record carrying an exception shows it as one line (``ErrorType: message``) unless the level is
 ``debug``, where the full traceback follows: the SDK logs each failed activity attempt with its
@@ -18,6 +21,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from opentelemetry import trace
 from temporalio import activity, workflow
 
 LogFormat = Literal["text", "json"]
@@ -75,6 +79,18 @@ def _exception_of(record: logging.LogRecord) -> BaseException | None:
     return None
 
 
+def trace_fields() -> dict[str, str]:
+    """``trace_id`` and ``span_id`` of the current span, none without one. Read when the record is
+    formatted, which the process's handler does in the thread and context that logged it."""
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return {}
+    return {
+        "trace_id": trace.format_trace_id(context.trace_id),
+        "span_id": trace.format_span_id(context.span_id),
+    }
+
+
 class TextFormatter(logging.Formatter):
     def __init__(self, tracebacks: bool) -> None:
         super().__init__(TEXT_FORMAT)
@@ -104,6 +120,7 @@ class JsonFormatter(logging.Formatter):
         for name in TEMPORAL_EXTRAS:
             if isinstance(getattr(record, name, None), dict):
                 document[name] = getattr(record, name)
+        document.update(trace_fields())
         exc = _exception_of(record)
         if exc is not None:
             document["error"] = one_line(exc)

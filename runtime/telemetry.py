@@ -9,9 +9,11 @@ the pass (``workflows.pass_telemetry``), one per activity attempt (``RunActivity
 interceptor below) and one per Kubernetes API call (``activities.api_telemetry``). The tracer provider
 is the SDK's replay-safe one: spans made by workflow code get deterministic ids and are not emitted
 again when a workflow is replayed. Which exporters run comes from
-``OTEL_TRACES_EXPORTER`` (read by :class:`~worker.settings.OrchestratorSettings`); the OTLP/HTTP exporter
-reads the other ``OTEL_EXPORTER_OTLP_*`` variables itself, and the resource comes from
-``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.
+``OTEL_TRACES_EXPORTER`` (read by :class:`~worker.settings.OrchestratorSettings`: ``otlp`` by default
+once an OTLP endpoint is set, nothing otherwise), OTLP's transport from ``OTEL_EXPORTER_OTLP_PROTOCOL``
+(or ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``): ``http/protobuf`` (the default) or ``grpc``. The exporter
+reads the other ``OTEL_EXPORTER_OTLP_*`` variables itself (endpoint, headers, timeout, compression,
+certificates), and the resource comes from ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.
 
 Metrics: the Temporal SDK runtime serves Prometheus on ``LLMISVC_ROUTER_METRICS_PORT``. Our own
 metrics are recorded through that runtime's meter (or a workflow's, which is derived from it), so one
@@ -22,7 +24,7 @@ endpoint carries the SDK's metrics and ours, named by Prometheus's conventions (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -46,6 +48,7 @@ from runtime import exit_codes
 from runtime.errors import StartupError
 
 DEFAULT_SERVICE_NAME = "llmisvc-router"
+OtlpProtocol = Literal["grpc", "http/protobuf"]
 _tracer = trace.get_tracer(__name__)
 ALL_INTERFACES = "0.0.0.0"  # a pod's metrics port is scraped from outside the pod
 
@@ -64,6 +67,9 @@ class TelemetrySettings(Protocol):
     def trace_exporters(self) -> Sequence[str]: ...
 
     @property
+    def otlp_protocol(self) -> OtlpProtocol: ...
+
+    @property
     def metrics_port(self) -> int | None: ...
 
 
@@ -75,16 +81,17 @@ def start(
     """Install tracing as configured and return the runtime that serves the metrics (None: no endpoint;
     the client then uses the SDK's default runtime). Call once per process, before connecting.
     ``metrics_source`` names the setting that chose the port, for the error when it is taken."""
-    install_tracing(settings.trace_exporters)
+    install_tracing(settings.trace_exporters, settings.otlp_protocol)
     return metrics_runtime(settings.metrics_port, metrics_host, metrics_source)
 
 
 # -- traces ------------------------------------------------------------------------------------------
 
 
-def install_tracing(exporters: Sequence[str]) -> bool:
-    """Export spans to ``exporters`` (``otlp``, ``console``); False, and nothing installed, for none."""
-    processors: list[SpanProcessor] = [BatchSpanProcessor(_exporter(name)) for name in exporters]
+def install_tracing(exporters: Sequence[str], protocol: OtlpProtocol = "http/protobuf") -> bool:
+    """Export spans to ``exporters`` (``otlp``, over ``protocol``; ``console``); False, and nothing
+    installed (no exporter made, no connection tried), for none."""
+    processors: list[SpanProcessor] = [BatchSpanProcessor(_exporter(name, protocol)) for name in exporters]
     if not processors:
         return False
     install_tracer_provider(*processors, resource=_resource())
@@ -143,13 +150,18 @@ class _ActivitySpan(ActivityInboundInterceptor):
             return await super().execute_activity(input)
 
 
-def _exporter(name: str) -> SpanExporter:
+def _exporter(name: str, protocol: OtlpProtocol) -> SpanExporter:
     if name == "console":
         return ConsoleSpanExporter()
-    # Imported on demand: the OTLP exporter pulls in protobuf and requests, which most commands never use.
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    # Imported on demand: the OTLP exporters pull in protobuf and requests or grpcio, which most commands
+    # never use. Each reads its endpoint, headers, timeout, compression from OTEL_EXPORTER_OTLP_*.
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 
-    return OTLPSpanExporter()  # endpoint, headers, timeout, compression: from OTEL_EXPORTER_OTLP_*
+        return GrpcExporter()
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+
+    return HttpExporter()
 
 
 def _resource() -> Resource:

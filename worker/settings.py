@@ -8,8 +8,9 @@ this worker and Temporal Cloud.
 Telemetry (``runtime.telemetry``): ``LLMISVC_ROUTER_METRICS_PORT`` serves Prometheus metrics; traces follow
 OpenTelemetry's variables, ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``, ``none``, comma-separated;
 unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is
-set and no tracing otherwise, so a cluster without a collector is not sent spans) and
-``OTEL_SDK_DISABLED=true``.
+set and no tracing otherwise, so a cluster without a collector is not sent spans),
+``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default,
+or ``grpc``; the first set wins) and ``OTEL_SDK_DISABLED=true``.
 
 Probes (``runtime.probes``): ``LLMISVC_ROUTER_PROBE_PORT`` serves ``/healthz`` and ``/readyz`` (default
 8081; 0: off); ``LLMISVC_ROUTER_READINESS_GRACE_SECONDS`` (default 30) is how long a watch may fail or
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -47,6 +48,7 @@ from router_core.gocompat import label_selector
 from runtime import exit_codes
 from runtime.errors import StartupError
 from runtime.probes import DEFAULT_PORT
+from runtime.telemetry import OtlpProtocol
 from runtime.version import package_version
 from worker.factory import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
 from worker.versioning import BuildId, DeploymentName, default_build_id
@@ -86,6 +88,7 @@ class OrchestratorSettings(BaseModel):
     probe_port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     readiness_grace_seconds: float = Field(default=30.0, gt=0, le=3600)
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing
+    otlp_protocol: OtlpProtocol = "http/protobuf"
     # Which services this deployment manages, and whether it writes (activities.management).
     mode: Literal["write", "shadow"] = "write"
     service_selector: str = ""  # a label selector; empty: every service of the namespaces
@@ -154,6 +157,7 @@ class OrchestratorSettings(BaseModel):
             "probe_port": values.get("LLMISVC_ROUTER_PROBE_PORT") or None,
             "readiness_grace_seconds": values.get("LLMISVC_ROUTER_READINESS_GRACE_SECONDS") or None,
             "trace_exporters": trace_exporters(values),
+            "otlp_protocol": otlp_protocol(values),
             "mode": values.get("LLMISVC_ROUTER_MODE") or None,
             "service_selector": values.get("LLMISVC_ROUTER_SERVICE_SELECTOR"),
         }
@@ -213,3 +217,24 @@ def trace_exporters(values: Mapping[str, str]) -> list[str]:
         endpoints = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
         return ["otlp"] if any(values.get(name) for name in endpoints) else []
     return [name.strip() for name in names.split(",") if name.strip() not in ("", "none")]
+
+
+#: OpenTelemetry's protocol variables, the signal's own first (the specification's precedence).
+PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+
+
+def otlp_protocol(values: Mapping[str, str]) -> str | None:
+    """The OTLP transport of the spans (None: the default), refused naming the variable that asked."""
+    for variable in PROTOCOL_VARIABLES:
+        value = values.get(variable, "").strip()
+        if not value:
+            continue
+        if value == "http/json":
+            raise SettingsError(
+                f"{variable}: http/json is not available (the OpenTelemetry Python SDK has no OTLP/JSON "
+                "exporter); use grpc or http/protobuf"
+            )
+        if value not in get_args(OtlpProtocol):
+            raise SettingsError(f"{variable}: {value!r} is not an OTLP protocol; use grpc or http/protobuf")
+        return value
+    return None

@@ -245,9 +245,10 @@ class LLMInferenceServiceWorkflow:
                     summary = summaries.internal_error(err, workflow.now())
                     self._state.last_error = summary.message
                 observed.finished(summary)
+                # In the pass's span, so that its lines carry the pass's trace id (runtime.logs).
+                pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
             summary.build_id = versioning.build_id()
             self._state.pass_count += 1
-            pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
             self._state.last = summary
             self._state.recheck_attempt = 0 if summary.outcome.settled else self._state.recheck_attempt + 1
             workflow.set_current_details(summaries.details_markdown(self._key, self._state))

@@ -114,6 +114,7 @@ async def _main(args: argparse.Namespace) -> int:
         resync_seconds=args.resync_seconds,
         metrics_port=args.metrics_port,
         trace_exporters=configured.trace_exporters,  # OTEL_TRACES_EXPORTER and friends
+        otlp_protocol=configured.otlp_protocol,
         mode=configured.mode,  # e.g. LLMISVC_ROUTER_MODE=shadow make run
         service_selector=configured.service_selector,
     )

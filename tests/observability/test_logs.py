@@ -8,6 +8,9 @@ import logging
 from datetime import timedelta
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import format_span_id, format_trace_id
+
 from activities.models import ServiceKey
 from runtime.logs import JsonFormatter, TextFormatter
 from workflows.models import PassSummary
@@ -83,3 +86,16 @@ def test_json_lines_carry_the_temporal_ids_as_fields() -> None:
     assert document["temporal_workflow"] == {"workflow_id": "llmisvc/llm/opt"}
     failed = json.loads(JsonFormatter(tracebacks=False).format(_record_with_exception()))
     assert failed["error"] == "ValueError: the API server refused it" and "traceback" not in failed
+
+
+def test_json_lines_carry_the_current_spans_ids_in_hex_and_none_without_a_span() -> None:
+    formatter = JsonFormatter(tracebacks=False)
+    tracer = TracerProvider().get_tracer(__name__)  # not the global one: current all the same
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "inside", None, None)
+    with tracer.start_as_current_span("work") as span:
+        inside = json.loads(formatter.format(record))
+    context = span.get_span_context()
+    assert inside["trace_id"] == format_trace_id(context.trace_id) and len(inside["trace_id"]) == 32
+    assert inside["span_id"] == format_span_id(context.span_id) and len(inside["span_id"]) == 16
+    outside = json.loads(formatter.format(record))
+    assert "trace_id" not in outside and "span_id" not in outside

@@ -34,6 +34,23 @@ def test_otel_variables_choose_the_span_exporters(env: dict[str, str], exporters
 
 
 @pytest.mark.parametrize(
+    ("env", "protocol"),
+    [
+        pytest.param({}, "http/protobuf", id="default-http-protobuf"),
+        pytest.param({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "grpc", id="grpc"),
+        pytest.param({"OTEL_EXPORTER_OTLP_PROTOCOL": ""}, "http/protobuf", id="empty-is-the-default"),
+        pytest.param(
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"},
+            "http/protobuf",
+            id="the-traces-variable-wins",
+        ),
+    ],
+)
+def test_the_otlp_protocol_comes_from_otels_variables(env: dict[str, str], protocol: str) -> None:
+    assert OrchestratorSettings.from_env(env).otlp_protocol == protocol
+
+
+@pytest.mark.parametrize(
     ("env", "port"),
     [
         pytest.param({}, None, id="unset-no-endpoint"),
@@ -49,6 +66,14 @@ def test_the_metrics_port_comes_from_its_variable(env: dict[str, str], port: int
     ("env", "message"),
     [
         pytest.param({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER: ", id="unknown-exporter"),
+        pytest.param(
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpcs"}, "OTEL_EXPORTER_OTLP_PROTOCOL: 'grpcs' is not", id="bad"
+        ),
+        pytest.param(
+            {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"},
+            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: http/json is not available",
+            id="http-json-refused",
+        ),
         pytest.param(
             {"LLMISVC_ROUTER_METRICS_PORT": "metrics"}, "LLMISVC_ROUTER_METRICS_PORT: ", id="not-a-number"
         ),

@@ -8,17 +8,25 @@ in-memory exporter instead of OTLP), ``connect_temporal`` (which adds the OpenTe
 
 from __future__ import annotations
 
+import json
+import logging
+import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import SpanKind, StatusCode, format_span_id, format_trace_id
+from temporalio import activity, workflow
+from temporalio.worker import Worker
 
 from runtime import telemetry
+from runtime.logs import JsonFormatter
 from runtime.temporal import connect_temporal
 from tests.cluster import Cluster
 from tests.observability.harness import Orchestrator, running_orchestrator
@@ -143,6 +151,63 @@ async def test_each_pass_is_a_trace_of_its_own_continuing_the_signal_that_asked_
     assert _attributes(passes[1])["llmisvc.outcome"] == "reconciled"
 
 
+async def test_json_log_lines_of_a_pass_carry_the_pass_spans_trace_and_span_ids(
+    temporal_address: str, cluster: Cluster, spans: InMemorySpanExporter
+) -> None:
+    with json_lines("temporalio.workflow") as lines:
+        async with traced_orchestrator(temporal_address, cluster) as orchestrator:
+            await _signal(orchestrator, start=True)
+            await orchestrator.passes(1)
+
+    the_pass = SpanTree(spans.get_finished_spans()).one(PASS_SPAN, orchestrator)
+    service = f"{orchestrator.namespace}/{orchestrator.name}"
+    [line] = [line for line in lines if line["message"].startswith(f"{service}: reconciled")]
+    assert (line["trace_id"], line["span_id"]) == _ids(the_pass)
+    assert line["temporal_workflow"]["workflow_id"].endswith(service)
+
+
+@activity.defn(name="LogOneLine")
+def log_one_line() -> None:
+    activity.logger.info("a line from an activity")
+
+
+@workflow.defn(name="LogsFromAnActivity", sandboxed=False)
+class LogsFromAnActivity:
+    @workflow.run
+    async def run(self) -> None:
+        workflow.logger.info("a line from a workflow outside any pass")
+        await workflow.execute_activity(log_one_line, start_to_close_timeout=timedelta(seconds=30))
+
+
+async def test_json_log_lines_of_an_activity_carry_its_run_activity_span_and_none_outside_a_span(
+    temporal_address: str, spans: InMemorySpanExporter
+) -> None:
+    client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address})
+    task_queue = f"log-ids-{uuid.uuid4().hex[:8]}"
+    with (
+        json_lines("temporalio.activity", "temporalio.workflow") as lines,
+        ThreadPoolExecutor(1) as threads,  # a sync activity, as ours are: it runs in a copy of the context
+    ):
+        async with Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[LogsFromAnActivity],
+            activities=[log_one_line],
+            activity_executor=threads,
+        ):
+            await client.execute_workflow(LogsFromAnActivity.run, id=task_queue, task_queue=task_queue)
+
+    [run] = [
+        span
+        for span in spans.get_finished_spans()
+        if span.name == "RunActivity:LogOneLine" and _attributes(span)["temporalWorkflowID"] == task_queue
+    ]
+    [in_activity] = [line for line in lines if line["message"].startswith("a line from an activity")]
+    assert (in_activity["trace_id"], in_activity["span_id"]) == _ids(run)
+    [in_workflow] = [line for line in lines if line["message"].startswith("a line from a workflow")]
+    assert "trace_id" not in in_workflow and "span_id" not in in_workflow
+
+
 # -- helpers -----------------------------------------------------------------------------------------
 
 
@@ -190,6 +255,35 @@ class SpanTree:
             path.insert(0, parent.name)
             span = parent
         return path
+
+
+@contextmanager
+def json_lines(*loggers: str) -> Iterator[list[dict[str, Any]]]:
+    """The JSON lines the process's formatter makes of these loggers' info records, formatted as they are
+    logged (as the process's stream handler does, in the thread and context that logs)."""
+    lines: list[dict[str, Any]] = []
+    formatter = JsonFormatter(tracebacks=False)
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(json.loads(formatter.format(record)))
+
+    handler = Collect()
+    levels = {name: logging.getLogger(name).level for name in loggers}
+    for name in loggers:
+        logging.getLogger(name).addHandler(handler)
+        logging.getLogger(name).setLevel(logging.INFO)
+    try:
+        yield lines
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).removeHandler(handler)
+            logging.getLogger(name).setLevel(level)
+
+
+def _ids(span: ReadableSpan) -> tuple[str, str]:
+    assert span.context is not None
+    return format_trace_id(span.context.trace_id), format_span_id(span.context.span_id)
 
 
 def _attributes(span: ReadableSpan) -> dict[str, Any]:
