@@ -99,10 +99,21 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
         metavar="QUEUE",
         help="Temporal task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
     )
+    add_cluster_option(parser)
     sizing = parser.add_argument_group("worker sizing (docs/operations.md)")
     for flag, variable, text, default in _SIZING_FLAGS:
         described = f"{text} (default: ${variable}, else {default})"
         sizing.add_argument(flag, type=int, metavar="N", help=described)
+
+
+def add_cluster_option(parser: argparse._ActionsContainer, help_text: str | None = None) -> None:
+    parser.add_argument(
+        "--cluster",
+        metavar="NAME",
+        help=help_text
+        or "this install's cluster name among those sharing the Temporal namespace, in the workflow ids "
+        "(default: $LLMISVC_ROUTER_CLUSTER, else none; docs/operations.md, Many clusters)",
+    )
 
 
 def _versioning_options(parser: argparse.ArgumentParser) -> None:
@@ -142,6 +153,7 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         kubeconfig=getattr(args, "kubeconfig", None),
         kube_context=getattr(args, "context", None),
         task_queue=getattr(args, "task_queue", None),
+        cluster=getattr(args, "cluster", None),
         namespaces=getattr(args, "namespace", None),
         mode=getattr(args, "mode", None),
         service_selector=getattr(args, "service_selector", None),
@@ -217,8 +229,11 @@ async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, actio
 async def _act(client: Client, settings: OrchestratorSettings, action: str, namespace: str, name: str) -> int:
     service = f"{namespace}/{name}"
     if action == "status":
-        return await _print_status(client.get_workflow_handle(workflow_id(namespace, name)), service)
-    starter = await WorkflowStarter.create(client, settings.task_queue, settings.resync_seconds)
+        handle = client.get_workflow_handle(workflow_id(namespace, name, settings.cluster))
+        return await _print_status(handle, service)
+    starter = await WorkflowStarter.create(
+        client, settings.task_queue, settings.resync_seconds, settings.cluster
+    )
     if action == "reconcile":
         operation = WithStartWorkflowOperation(
             LLMInferenceServiceWorkflow.run,
