@@ -33,6 +33,7 @@ MODULE_OF_COMMAND = {
     "drift": "drift_command",
     "watch": "watch_command",
     "register-search-attributes": "search_attributes_command",
+    "uninstall": "uninstall_command",
     "codec-server": "codec_server_command",
 }
 ALL_MODULES = tuple(dict.fromkeys(MODULE_OF_COMMAND.values()))

@@ -16,7 +16,7 @@ from llmisvc_router.errors import CommandError
 from runtime import exit_codes, temporal
 from worker.settings import OrchestratorSettings
 from workflows.drift_report import DriftReport
-from workflows.models import WORKFLOW_NAME, workflow_id
+from workflows.models import WORKFLOW_NAME, parse_workflow_id, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 HELP = "show what shadow mode found different from what the router would write"
@@ -45,6 +45,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="QUEUE",
         help="task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE)",
     )
+    orchestrator_commands.add_cluster_option(parser)
     parser.set_defaults(handler=lambda a: orchestrator_commands.run_command(a, _drift))
 
 
@@ -57,13 +58,13 @@ async def _drift(args: argparse.Namespace, settings: OrchestratorSettings) -> in
         namespace, name = orchestrator_commands.service_key(args.service)
         await orchestrator_commands.require_service(settings, namespace, name)
         client = await temporal.connect()
-        document = as_document(await _query(client, namespace, name))
+        document = as_document(await _query(client, namespace, name, settings.cluster))
     sys.stdout.write(output.render(document, args.output))
     return exit_codes.OK
 
 
-async def _query(client: Client, namespace: str, name: str) -> DriftReport:
-    handle = client.get_workflow_handle(workflow_id(namespace, name))
+async def _query(client: Client, namespace: str, name: str, cluster: str) -> DriftReport:
+    handle = client.get_workflow_handle(workflow_id(namespace, name, cluster))
     try:
         report: DriftReport = await handle.query(LLMInferenceServiceWorkflow.drift)
     except RPCError as err:
@@ -85,6 +86,9 @@ async def _all(client: Client, settings: OrchestratorSettings) -> dict[str, Any]
     reports = []
     try:
         async for execution in client.list_workflows(query):
+            service = parse_workflow_id(execution.id)
+            if service is None or service.cluster != settings.cluster:
+                continue  # not this install's (a shared task queue)
             handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
             reports.append(await handle.query(LLMInferenceServiceWorkflow.drift))
     except RPCError as err:

@@ -92,6 +92,28 @@ DRIVE_COMMANDS = [
     ),
 ]
 
+UNINSTALL_HELP = (
+    "end the router's workflows in the Temporal namespace (Kubernetes objects are left as they are)"
+)
+UNINSTALL = """\
+End (terminate) the router's running workflows in the Temporal namespace: those of this install's
+cluster (--cluster, default $LLMISVC_ROUTER_CLUSTER; with neither, the workflows of an install
+without a cluster name), or of every cluster with --all-clusters. Prints one line per workflow and
+a count. Idempotent: a second run finds nothing to end.
+
+It never touches Kubernetes: HTTPRoutes, InferencePools, schedulers and the services' status stay as
+the last passes left them. Stop the watcher and the worker first (scale their Deployments to zero, or
+delete them): a running watcher starts the workflows again.
+
+Without --yes nothing is ended: the workflows are listed as --dry-run lists them, and the command
+exits 2.
+
+examples:
+  llmisvc-router uninstall --dry-run
+  llmisvc-router uninstall --cluster eu-1 --yes
+  llmisvc-router uninstall --all-clusters --yes
+"""
+
 
 def add_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str, description: str

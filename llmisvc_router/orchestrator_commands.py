@@ -113,10 +113,21 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
         metavar="QUEUE",
         help="Temporal task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
     )
+    add_cluster_option(parser)
     sizing = parser.add_argument_group("worker sizing (docs/operations.md)")
     for flag, variable, text, default in _SIZING_FLAGS:
         described = f"{text} (default: ${variable}, else {default})"
         sizing.add_argument(flag, type=int, metavar="N", help=described)
+
+
+def add_cluster_option(parser: argparse._ActionsContainer, help_text: str | None = None) -> None:
+    parser.add_argument(
+        "--cluster",
+        metavar="NAME",
+        help=help_text
+        or "this install's cluster name among those sharing the Temporal namespace, in the workflow ids "
+        "(default: $LLMISVC_ROUTER_CLUSTER, else none; docs/operations.md, Many clusters)",
+    )
 
 
 def _versioning_options(parser: argparse.ArgumentParser) -> None:
@@ -156,6 +167,7 @@ def _settings(args: argparse.Namespace) -> OrchestratorSettings:
         kubeconfig=getattr(args, "kubeconfig", None),
         kube_context=getattr(args, "context", None),
         task_queue=getattr(args, "task_queue", None),
+        cluster=getattr(args, "cluster", None),
         namespaces=getattr(args, "namespace", None),
         mode=getattr(args, "mode", None),
         service_selector=getattr(args, "service_selector", None),
@@ -240,9 +252,11 @@ async def _act(
 ) -> int:
     service = f"{namespace}/{name}"
     if action == "status":
-        handle = client.get_workflow_handle(workflow_id(namespace, name))
+        handle = client.get_workflow_handle(workflow_id(namespace, name, settings.cluster))
         return await _print_status(handle, service, output_format)
-    starter = await WorkflowStarter.create(client, settings.task_queue, settings.resync_seconds)
+    starter = await WorkflowStarter.create(
+        client, settings.task_queue, settings.resync_seconds, settings.cluster
+    )
     if action == "reconcile":
         operation = WithStartWorkflowOperation(
             LLMInferenceServiceWorkflow.run,

@@ -9,7 +9,7 @@ import asyncio
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from llmisvc_router.errors import CommandError
 from runtime import exit_codes, temporal
@@ -18,9 +18,9 @@ from workflows import search_attributes
 
 DESCRIPTION = """\
 Add the workflows' custom search attributes (LlmisvcNamespace, LlmisvcName, LlmisvcRouterReady,
-LlmisvcOutcome, LlmisvcDrift, LlmisvcPassFailing) to the Temporal namespace, so that the Temporal UI
-can filter and show services by them. For a self-hosted Temporal; on Temporal Cloud add them with tcld
-or the Cloud UI. Idempotent.
+LlmisvcOutcome, LlmisvcDrift, LlmisvcPassFailing, LlmisvcCluster) to the Temporal namespace, so that
+the Temporal UI can filter and show services by them. For a self-hosted Temporal; on Temporal Cloud
+add them with tcld or the Cloud UI. Idempotent; deploy/ runs it as the watcher's init container.
 
 examples:
   llmisvc-router register-search-attributes
@@ -59,9 +59,15 @@ async def register_search_attributes(client: Client) -> list[str]:
         if key.name not in existing.custom_attributes
     }
     if missing:
-        await client.operator_service.add_search_attributes(
-            AddSearchAttributesRequest(namespace=client.namespace, search_attributes=missing)
-        )
+        try:
+            await client.operator_service.add_search_attributes(
+                AddSearchAttributesRequest(namespace=client.namespace, search_attributes=missing)
+            )
+        except RPCError as err:
+            # Two watcher pods starting at once both register: the one that lost the race found them added.
+            if err.status != RPCStatusCode.ALREADY_EXISTS:
+                raise
+            return []
     return sorted(missing)
 
 

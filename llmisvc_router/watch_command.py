@@ -28,15 +28,17 @@ HTTPRoutes, InferencePools, Services and Deployments, to the Gateways and HTTPRo
 Gateway API / Inference Extension / KServe CRDs and to the inferenceservice-config ConfigMap signal
 the workflows they affect. Several watchers may run at once: signals are idempotent.
 
-Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_RESYNC_SECONDS, LLMISVC_ROUTER_NAMESPACES
-(comma-separated; empty = all), LLMISVC_ROUTER_SERVICE_SELECTOR (a label selector: only the services
-it selects get a workflow; one that leaves it is handed off), KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT,
-LLMISVC_ROUTER_KUBE_CONNECTIONS (connections kept open to the API), POD_NAMESPACE (the KServe
-namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics), LLMISVC_ROUTER_PROBE_PORT (/healthz and
-/readyz, default 8081; 0: off), LLMISVC_ROUTER_READINESS_GRACE_SECONDS (how long a watch may fail or
-Temporal not answer before /readyz answers 503, default 30), OpenTelemetry's OTEL_TRACES_EXPORTER,
-OTEL_EXPORTER_OTLP_*, OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-TEMPORAL_API_KEY, TEMPORAL_TLS_*.
+Environment: LLMISVC_ROUTER_TASK_QUEUE, LLMISVC_ROUTER_CLUSTER (this install's cluster name when
+several share the Temporal namespace: the workflow ids carry it), LLMISVC_ROUTER_RESYNC_SECONDS,
+LLMISVC_ROUTER_NAMESPACES (comma-separated; empty = all), LLMISVC_ROUTER_SERVICE_SELECTOR (a label
+selector: only the services it selects get a workflow; one that leaves it is handed off),
+KUBECONFIG, LLMISVC_ROUTER_KUBE_CONTEXT, LLMISVC_ROUTER_KUBE_CONNECTIONS (connections kept open to
+the API), POD_NAMESPACE (the KServe namespace), LLMISVC_ROUTER_METRICS_PORT (Prometheus metrics),
+LLMISVC_ROUTER_PROBE_PORT (/healthz and /readyz, default 8081; 0: off),
+LLMISVC_ROUTER_READINESS_GRACE_SECONDS (how long a watch may fail or Temporal not answer before
+/readyz answers 503, default 30), OpenTelemetry's OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*,
+OTEL_SERVICE_NAME, and Temporal's TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+TEMPORAL_TLS_*.
 
 examples:
   llmisvc-router watch
@@ -75,6 +77,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="task queue of the workflows (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
     )
     probe_options(parser)
+    parser.add_argument(
+        "--cluster",
+        metavar="NAME",
+        help="this install's cluster name among those sharing the Temporal namespace, in the workflow ids "
+        "(default: $LLMISVC_ROUTER_CLUSTER, else none)",
+    )
     logs.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -90,6 +98,7 @@ def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None
         kubeconfig=args.kubeconfig,
         kube_context=args.context,
         task_queue=args.task_queue,
+        cluster=getattr(args, "cluster", None),
         namespaces=[n for n in args.namespace if n.strip()],
         service_selector=getattr(args, "service_selector", None),
         probe_port=getattr(args, "probe_port", None),

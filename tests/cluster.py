@@ -170,10 +170,11 @@ class Cluster:
 
 
 @contextmanager
-def test_cluster(plane: Plane, prefix: str = "it") -> Iterator[Cluster]:
+def test_cluster(plane: Plane, prefix: str = "it", suffix: str | None = None) -> Iterator[Cluster]:
     """Namespaces ``<prefix>-<suffix>`` and ``kserve-<suffix>`` with the product's RBAC in them, and a
-    proxy of the test's own; all gone when the block ends."""
-    suffix = uuid.uuid4().hex[:8]
+    proxy of the test's own; all gone when the block ends. ``suffix``: a given one (default: random), so
+    that two planes can have namespaces of the same names (several clusters, one Temporal namespace)."""
+    suffix = suffix or uuid.uuid4().hex[:8]
     namespace, kserve_namespace = f"{prefix}-{suffix}", f"kserve-{suffix}"
     cert, key = plane.proxy_cert
     proxy = ApiProxy(

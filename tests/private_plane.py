@@ -68,8 +68,8 @@ atexit.register(stop_private_plane)
 
 
 @contextmanager
-def private_cluster(selection: str, prefix: str = "it") -> Iterator[Cluster]:
+def private_cluster(selection: str, prefix: str = "it", suffix: str | None = None) -> Iterator[Cluster]:
     """One test's namespaces and proxy (as the ``cluster`` fixture's) on the private plane, with exactly
-    the CRDs ``selection`` names installed when the block starts."""
-    with test_cluster(private_plane(selection), prefix) as cluster:
+    the CRDs ``selection`` names installed when the block starts (``suffix``: as :func:`test_cluster`)."""
+    with test_cluster(private_plane(selection), prefix, suffix) as cluster:
         yield cluster

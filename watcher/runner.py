@@ -35,6 +35,7 @@ from watcher.coalescing import SignalCoalescer
 from watcher.model import DELETED, Tuning, WatchEvent
 from watcher.service_gauge import ServiceGauge
 from watcher.signaller import Signaller, TemporalSignaller
+from workflows import ending
 from workflows.starting import WorkflowStarter
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,9 @@ class WatcherSettings(Protocol):
 
     @property
     def task_queue(self) -> str: ...
+
+    @property
+    def cluster(self) -> str: ...
 
     @property
     def resync_seconds(self) -> int: ...
@@ -71,7 +75,11 @@ async def run_watcher(
 ) -> None:
     """Watch the cluster and signal the workflows on ``settings.task_queue`` until ``stop`` is set; the
     services gauge goes to the metrics endpoint of the client's runtime."""
-    starter = await WorkflowStarter.create(temporal_client, settings.task_queue, settings.resync_seconds)
+    starter = await WorkflowStarter.create(
+        temporal_client, settings.task_queue, settings.resync_seconds, settings.cluster
+    )
+    if settings.cluster:
+        await _move_to_cluster_ids(temporal_client, settings.task_queue, settings.cluster)
     signaller = TemporalSignaller(starter)
     meter = telemetry.metric_meter(temporal_client)
     await watch_and_signal(
@@ -85,6 +93,17 @@ async def run_watcher(
         settings.service_selector,
         shadow=settings.mode == "shadow",
     )
+
+
+async def _move_to_cluster_ids(client: Client, task_queue: str, cluster: str) -> None:
+    """An install newly given a cluster name: its workflows under the unnamed ids end here, before the
+    services are listed and each gets its workflow under the new id, so no service has two writers
+    (``workflows.ending.end_unnamed_workflows``)."""
+    ended = await ending.end_unnamed_workflows(client, task_queue, cluster)
+    for running in ended:
+        log.info("ended %s: %s", running.id, ending.migration_reason(running.service, cluster))
+    if ended:
+        log.warning("moved %d workflows to the ids of cluster %s", len(ended), cluster)
 
 
 async def watch_and_signal(

@@ -22,7 +22,7 @@ from opentelemetry.util.types import AttributeValue
 from temporalio.service import RPCError, RPCStatusCode
 
 from watcher.model import ServiceSignal
-from workflows.models import ReconcileSignal, workflow_id
+from workflows.models import ReconcileSignal
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 from workflows.starting import WorkflowStarter
 
@@ -62,7 +62,7 @@ class TemporalSignaller:
         await self._starter.signal_with_start(signal.namespace, signal.name, "reconcile", args)
 
     async def _signal(self, signal: ServiceSignal) -> None:
-        handle = self._client.get_workflow_handle(workflow_id(signal.namespace, signal.name))
+        handle = self._client.get_workflow_handle(self._starter.workflow_id(signal.namespace, signal.name))
         try:
             payload = ReconcileSignal(reason=signal.reason, seen=list(signal.seen))
             await handle.signal(LLMInferenceServiceWorkflow.reconcile, payload)

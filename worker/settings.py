@@ -30,6 +30,9 @@ Which services this deployment manages and how (``activities.management``): ``LL
 service) and ``LLMISVC_ROUTER_MODE`` (``write``, the default, or ``shadow``: plan, write nothing, report
 the drift).
 
+Several clusters sharing one Temporal namespace: ``LLMISVC_ROUTER_CLUSTER``, the install's cluster name
+(a DNS-1123 label; empty: none), carried by the workflow ids and the ``LlmisvcCluster`` search attribute.
+
 Stopping (``worker.process``): ``LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS``, how long running activities may
 take to finish after SIGTERM (default 30, the longest an activity attempt runs; keep it below the pod's
 terminationGracePeriodSeconds).
@@ -53,7 +56,7 @@ from runtime.version import package_version
 from worker.factory import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
 from worker.versioning import BuildId, DeploymentName, default_build_id
 from worker.versioning import from_env as versioning_from_env
-from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE
+from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE, check_cluster_name
 
 #: Connections kept beyond the activity threads: one per watch stream of ``llmisvc-router run`` (about
 #: nine for all namespaces) and a few for the watcher's relists.
@@ -69,6 +72,9 @@ class SettingsError(StartupError, ValueError):
 
 class OrchestratorSettings(BaseModel):
     task_queue: str = DEFAULT_TASK_QUEUE
+    # The install's name among the clusters sharing the Temporal namespace ("": none); it goes into the
+    # workflow ids and LlmisvcCluster (workflows.models.workflow_id).
+    cluster: str = ""
     resync_seconds: int = DEFAULT_RESYNC_SECONDS
     # Worker Versioning (worker.versioning): a version of this Worker Deployment; None: unversioned.
     deployment_name: DeploymentName = None
@@ -92,6 +98,11 @@ class OrchestratorSettings(BaseModel):
     # Which services this deployment manages, and whether it writes (activities.management).
     mode: Literal["write", "shadow"] = "write"
     service_selector: str = ""  # a label selector; empty: every service of the namespaces
+
+    @field_validator("cluster")
+    @classmethod
+    def _cluster_is_a_label(cls, value: str) -> str:
+        return check_cluster_name(value)
 
     @field_validator("service_selector")
     @classmethod
@@ -143,6 +154,7 @@ class OrchestratorSettings(BaseModel):
         raw: dict[str, Any] = {
             **versioning_from_env(values),
             "task_queue": values.get("LLMISVC_ROUTER_TASK_QUEUE"),
+            "cluster": values.get("LLMISVC_ROUTER_CLUSTER"),
             "resync_seconds": values.get("LLMISVC_ROUTER_RESYNC_SECONDS"),
             "kubeconfig": values.get("KUBECONFIG"),
             "kube_context": values.get("LLMISVC_ROUTER_KUBE_CONTEXT"),
@@ -184,10 +196,18 @@ _SIZING_NAMES = {
 }
 _FLAG_NAMES = {
     field: "--" + field.replace("_", "-")
-    for field in (*_SIZING_NAMES, "mode", "service_selector", "shutdown_grace_seconds", "probe_port")
+    for field in (
+        *_SIZING_NAMES,
+        "mode",
+        "service_selector",
+        "shutdown_grace_seconds",
+        "probe_port",
+        "cluster",
+    )
 }
 _ENV_NAMES = {
     "task_queue": "LLMISVC_ROUTER_TASK_QUEUE",
+    "cluster": "LLMISVC_ROUTER_CLUSTER",
     "resync_seconds": "LLMISVC_ROUTER_RESYNC_SECONDS",
     **{field: f"LLMISVC_ROUTER_{suffix}" for field, suffix in _SIZING_NAMES.items()},
     "metrics_port": "LLMISVC_ROUTER_METRICS_PORT",

@@ -4,7 +4,9 @@ the world."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -17,9 +19,49 @@ DEFAULT_TASK_QUEUE = "llmisvc-router"
 DEFAULT_RESYNC_SECONDS = 600
 
 
-def workflow_id(namespace: str, name: str) -> str:
-    """One workflow per LLMInferenceService: ``llmisvc/<namespace>/<name>``."""
-    return f"llmisvc/{namespace}/{name}"
+ID_PREFIX = "llmisvc"
+#: A cluster name (``LLMISVC_ROUTER_CLUSTER``): a DNS-1123 label, as a namespace is.
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def workflow_id(namespace: str, name: str, cluster: str = "") -> str:
+    """One workflow per LLMInferenceService: ``llmisvc/<namespace>/<name>``, or, for an install given a
+    cluster name (several clusters sharing one Temporal namespace),
+    ``llmisvc/<cluster>/<namespace>/<name>``.
+
+    The unnamed form is the one installs used before cluster names existed, so their workflows keep
+    their ids. The two cannot be confused: a cluster name is a DNS-1123 label and a namespace and a name
+    are DNS names, none holding ``/``, so the number of parts tells them apart
+    (:func:`parse_workflow_id`)."""
+    return "/".join((ID_PREFIX, *((cluster,) if cluster else ()), namespace, name))
+
+
+class ServiceWorkflowId(NamedTuple):
+    cluster: str  # "": an install without a cluster name
+    namespace: str
+    name: str
+
+
+def parse_workflow_id(text: str) -> ServiceWorkflowId | None:
+    """The service (and cluster) of a workflow id :func:`workflow_id` made; None for any other id."""
+    prefix, *parts = text.split("/")
+    if prefix != ID_PREFIX or not all(parts) or len(parts) not in (2, 3):
+        return None
+    cluster = parts[0] if len(parts) == 3 else ""
+    if cluster and not _DNS_LABEL.match(cluster):
+        return None
+    return ServiceWorkflowId(cluster, parts[-2], parts[-1])
+
+
+def check_cluster_name(value: str) -> str:
+    """``value`` stripped; ValueError unless it is empty (no cluster name) or a DNS-1123 label."""
+    value = value.strip()
+    if value and not _DNS_LABEL.match(value):
+        raise ValueError(
+            f"{value!r} is not a DNS-1123 label (at most 63 lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit)"
+        )
+    return value
 
 
 #: A pass waits for at most this many versions seen by its triggers (the newest per object).

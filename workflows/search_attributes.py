@@ -19,7 +19,16 @@ DRIFT = SearchAttributeKey.for_int("LlmisvcDrift")
 #: kept conflicting, or a fault of the workflow's own code); ``LlmisvcPassFailing = true`` finds them.
 PASS_FAILING = SearchAttributeKey.for_bool("LlmisvcPassFailing")
 
-ALL = (NAMESPACE, NAME, ROUTER_READY, OUTCOME, DRIFT, PASS_FAILING)
+#: The cluster name of the install that started the workflow (``LLMISVC_ROUTER_CLUSTER``), so that one
+#: Temporal namespace shared by several clusters has a view per cluster: ``LlmisvcCluster = "eu-1"``.
+#: Set when the workflow starts, never by the workflow (continue-as-new carries it over); absent on the
+#: workflows of an install without a cluster name.
+CLUSTER = SearchAttributeKey.for_keyword("LlmisvcCluster")
+
+#: The ones the workflow keeps up to date (its input's ``search_attributes`` and ``drift_attribute``).
+KEPT = (NAMESPACE, NAME, ROUTER_READY, OUTCOME, DRIFT, PASS_FAILING)
+#: Every one ``llmisvc-router register-search-attributes`` adds.
+ALL = (*KEPT, CLUSTER)
 
 
 def cli_type(key: SearchAttributeKey[Any]) -> str:

@@ -20,7 +20,7 @@ from llmisvc_router.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = [
     "plan", "worker", "run", "reconcile", "stop", "resume", "status", "watch",
-    "register-search-attributes", "dev", "codec-server",
+    "register-search-attributes", "uninstall", "dev", "codec-server",
 ]  # fmt: skip
 NOW = "2026-01-01T00:00:00Z"
 

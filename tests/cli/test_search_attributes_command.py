@@ -37,5 +37,6 @@ def test_the_dev_server_registers_each_search_attribute_with_its_own_type() -> N
         "LlmisvcOutcome=Keyword",
         "LlmisvcDrift=Int",
         "LlmisvcPassFailing=Bool",
+        "LlmisvcCluster=Keyword",
     ]
     assert set(flags[::2]) == {"--search-attribute"}

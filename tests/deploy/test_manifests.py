@@ -98,7 +98,7 @@ def test_workloads_run_as_non_root_with_a_read_only_root_filesystem(objects: lis
     assert pods
     for pod in pods:
         assert pod["securityContext"]["runAsNonRoot"] is True
-        for container in pod["containers"]:
+        for container in [*pod["containers"], *pod.get("initContainers", [])]:
             context = container["securityContext"]
             assert context["readOnlyRootFilesystem"] is True
             assert context["allowPrivilegeEscalation"] is False
@@ -157,17 +157,28 @@ def test_the_pod_grace_period_exceeds_the_workers_shutdown_grace(path: str) -> N
         assert int(pod["terminationGracePeriodSeconds"]) > int(grace), f"{path}: {name}"
 
 
-def test_the_cloud_overlay_uses_tls_and_drops_the_search_attribute_job() -> None:
+def init_containers(objects: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    (deployment,) = (o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == name)
+    return list(deployment["spec"]["template"]["spec"].get("initContainers", []))
+
+
+def test_the_cloud_overlay_uses_tls_and_does_not_register_search_attributes() -> None:
     objects = render("deploy/overlays/temporal-cloud")
     settings = next(o for o in objects if o["kind"] == "ConfigMap")
     assert settings["data"]["TEMPORAL_TLS"] == "true"
-    assert not [o for o in objects if o["kind"] == "Job"]
+    assert init_containers(objects, "llmisvc-router-watcher") == []
 
 
-def test_the_self_hosted_install_registers_search_attributes() -> None:
-    jobs = [o for o in render("deploy") if o["kind"] == "Job"]
-    args = [j["spec"]["template"]["spec"]["containers"][0]["args"] for j in jobs]
-    assert args == [["register-search-attributes"]]
+def test_the_self_hosted_install_registers_search_attributes_before_the_watcher_starts() -> None:
+    objects = render("deploy")
+    (init,) = init_containers(objects, "llmisvc-router-watcher")
+    assert init["args"] == ["register-search-attributes"]
+    (watcher_deployment,) = (
+        o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "llmisvc-router-watcher"
+    )
+    (watcher,) = watcher_deployment["spec"]["template"]["spec"]["containers"]
+    assert init["image"] == watcher["image"] and init["envFrom"] == watcher["envFrom"]
+    assert not [o for o in objects if o["kind"] == "Job"]  # a Job's template is immutable: no upgrade
 
 
 DOCKERFILE = (ROOT / "Dockerfile").read_text()

@@ -78,6 +78,7 @@ class Stack:
     controller: SimulatedGatewayController | None = None
     workflow_ids: set[str] = field(default_factory=set)
     worker: WorkerSlot | None = None  # the worker, restartable with other settings
+    cluster_name: str = ""  # the install's LLMISVC_ROUTER_CLUSTER: in the workflow ids
 
     @property
     def namespace(self) -> str:
@@ -111,7 +112,7 @@ class Stack:
 
     async def create_service(self, name: str, *, router: Wire | None = None, stopped: bool = False) -> Wire:
         """Create an LLMInferenceService (as ``kubectl apply`` would); its workflow id is cleaned up."""
-        self.workflow_ids.add(workflow_id(self.namespace, name))
+        self.workflow_ids.add(workflow_id(self.namespace, name, self.cluster_name))
         return await self.create(LLMISVC, world.service(name, self.namespace, router=router, stopped=stopped))
 
     async def service(self, name: str) -> Wire:
@@ -133,7 +134,7 @@ class Stack:
 
     async def start_workflow(self, name: str, resync_seconds: int = 600) -> Handle:
         """Start the service's workflow as the watcher would; the first pass runs at once."""
-        wid = workflow_id(self.namespace, name)
+        wid = workflow_id(self.namespace, name, self.cluster_name)
         self.workflow_ids.add(wid)
         return await self.temporal.start_workflow(
             LLMInferenceServiceWorkflow.run,
@@ -145,7 +146,7 @@ class Stack:
     def handle(self, name: str) -> Handle:
         """The service's workflow (started by the watcher or by :meth:`start_workflow`)."""
         return self.temporal.get_workflow_handle_for(
-            LLMInferenceServiceWorkflow.run, workflow_id(self.namespace, name)
+            LLMInferenceServiceWorkflow.run, workflow_id(self.namespace, name, self.cluster_name)
         )
 
     async def state(self, handle: Handle) -> WorkflowState:
@@ -208,11 +209,15 @@ async def running_stack(
     resync_seconds: int = 600,
     tuning: Tuning = TUNING,
     management: Management | None = None,
+    cluster_name: str = "",
+    task_queue: str | None = None,
 ) -> AsyncIterator[Stack]:
     """The test's cluster seeded with KServe's ingress Gateway (when Gateway API is served), the worker on a
     task queue of its own and, when asked, the gateway controller (``controller``: its
     ``ControllerConfig`` fields) and the watcher. ``management``: the mode and the selection of worker and
-    watcher (``activities.management``; default: write, everything)."""
+    watcher (``activities.management``; default: write, everything). ``cluster_name``: the install's
+    ``LLMISVC_ROUTER_CLUSTER`` (its watcher's workflow ids; the task queue is the cluster's own unless
+    ``task_queue`` names one)."""
     management = management or Management()
     namespaces = [cluster.namespace]
     with _clients(cluster) as clients:
@@ -229,7 +234,9 @@ async def running_stack(
             executor = stack_exit.enter_context(
                 ThreadPoolExecutor(max_workers=8, thread_name_prefix="activity")
             )
-            task_queue = f"integration-{cluster.namespace}"
+            task_queue = (
+                task_queue or f"integration-{cluster_name + '-' if cluster_name else ''}{cluster.namespace}"
+            )
             # Worker and watcher as separate processes would run them: each with its own cache.
             selector = management.selector.text
             cache = start_worker_cache(worker_client, namespaces, cluster.env, tuning, selector)
@@ -237,12 +244,15 @@ async def running_stack(
             slot = WorkerSlot(temporal, task_queue, worker_api, cache, executor, cluster.env)
             await slot.start(management)
             stack_exit.push_async_callback(slot.stop)
-            stack = Stack(cluster, temporal, task_queue, kube, worker_api, gateway_controller)
+            stack = Stack(
+                cluster, temporal, task_queue, kube, worker_api, gateway_controller, cluster_name=cluster_name
+            )
             stack.worker = slot
             stack_exit.push_async_callback(stack.terminate_workflows)
             if watcher:
                 settings = OrchestratorSettings(
                     task_queue=task_queue,
+                    cluster=cluster_name,
                     resync_seconds=resync_seconds,
                     service_selector=selector,
                     namespaces=namespaces,
