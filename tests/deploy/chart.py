@@ -71,8 +71,6 @@ OPTIONAL_OBJECTS = {
 #   which Helm and its users select releases by; kustomize has no release.
 # - the pod templates' checksum/settings annotation: `helm upgrade` with a changed setting restarts the
 #   pods through it, where the kustomize install asks for `kubectl rollout restart` (docs/operations.md).
-# - the search-attribute Job's hook annotations: a Job's pod template is immutable, so Helm replaces the
-#   Job at each install and upgrade instead of patching it.
 # - the Namespace: `helm install --create-namespace` makes the release's namespace; a chart that rendered
 #   it too could not be installed into it.
 HELM_LABELS = {
@@ -81,7 +79,7 @@ HELM_LABELS = {
     "app.kubernetes.io/instance",
     "app.kubernetes.io/version",
 }
-HELM_ANNOTATIONS = {"helm.sh/hook", "helm.sh/hook-delete-policy", "checksum/settings"}
+HELM_ANNOTATIONS = {"checksum/settings"}
 
 
 def helm(*args: str, values: Obj | None = None) -> subprocess.CompletedProcess[str]:

@@ -129,6 +129,22 @@ def test_extra_settings_reach_the_settings_configmap() -> None:
     assert settings["data"]["LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS"] == "2000"
 
 
+def test_tracing_is_off_by_default_and_an_endpoint_alone_turns_it_on() -> None:
+    """As the shipped settings.env: no OTEL_TRACES_EXPORTER=none, so the endpoint is all it takes."""
+
+    def settings(values: Obj) -> dict[str, str]:
+        found = next(o for o in template(values) if o["metadata"]["name"] == "llmisvc-router-settings")
+        return {k: v for k, v in found["data"].items() if k.startswith("OTEL_")}
+
+    assert settings({}) == {"OTEL_SERVICE_NAME": "llmisvc-router"}
+    endpoint = "http://otel-collector.observability.svc.cluster.local:4317"
+    assert settings({"tracing": {"endpoint": endpoint, "protocol": "grpc"}}) == {
+        "OTEL_SERVICE_NAME": "llmisvc-router",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+    }
+
+
 # --- bad values --------------------------------------------------------------------------------------------
 
 BAD_VALUES = {
@@ -136,6 +152,7 @@ BAD_VALUES = {
     "replicas-not-an-integer": ({"worker": {"replicas": "two"}}, "/worker/replicas", "integer"),
     "negative-replicas": ({"watcher": {"replicas": -1}}, "/watcher/replicas", "minimum"),
     "unknown-key": ({"wroker": {"replicas": 3}}, "wroker", "additional properties"),
+    "otlp-protocol-unknown": ({"tracing": {"protocol": "http/json"}}, "/tracing/protocol", "grpc"),
     "namespaced-rbac-without-namespaces": (
         {"rbac": {"scope": "namespaced"}},
         "/namespaces",

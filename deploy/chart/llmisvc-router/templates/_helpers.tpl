@@ -88,6 +88,19 @@ spec:
   imagePullSecrets:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- if and (eq .component "watcher") $root.Values.temporal.registerSearchAttributes }}
+  # Registers the workflows' search attributes in the Temporal namespace before the watcher starts, at
+  # every rollout (idempotent): an init container and not a Job, whose immutable pod template a new image
+  # could not be applied to. Off on Temporal Cloud, where tcld or the Cloud UI adds them.
+  initContainers:
+    - name: register-search-attributes
+      {{- include "llmisvc-router.image" (dict "root" $root "tag" .tag) | nindent 6 }}
+      args: ["register-search-attributes"]
+      {{- include "llmisvc-router.envFrom" $root | nindent 6 }}
+      resources:
+        {{- toYaml $root.Values.registration.resources | nindent 8 }}
+      {{- include "llmisvc-router.containerSecurityContext" . | nindent 6 }}
+  {{- end }}
   containers:
     - name: {{ .component }}
       {{- include "llmisvc-router.image" (dict "root" $root "tag" .tag) | nindent 6 }}
