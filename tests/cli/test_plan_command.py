@@ -29,7 +29,9 @@ def plan(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
 
 
 def _services_in(example: Path) -> int:
-    return sum(1 for d in yaml.safe_load_all(example.read_text()) if d and d.get("kind") == "LLMInferenceService")
+    return sum(
+        1 for d in yaml.safe_load_all(example.read_text()) if d and d.get("kind") == "LLMInferenceService"
+    )
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
@@ -117,8 +119,8 @@ BAD_INPUTS = [
     ),
     pytest.param(
         SVC + "---\n" + SVC.replace("name: a", "name: b"),
-        "<stdin>: 2 LLMInferenceServices (ns/a, ns/b); choose one with --name NAMESPACE/NAME or plan them all "
-        "with --all",
+        "<stdin>: 2 LLMInferenceServices (ns/a, ns/b); choose one with --name NAMESPACE/NAME or plan them "
+        "all with --all",
         id="several_services_without_name",
     ),
     pytest.param(
