@@ -15,6 +15,7 @@ model names differ from this service's are reported, not routed (``GroupDegraded
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from pydantic import ValidationError
 
 from router_core import naming
