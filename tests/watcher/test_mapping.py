@@ -430,11 +430,17 @@ def test_the_routers_first_status_write_does_not_trigger_a_pass() -> None:
 
 
 def grouped(
-    name: str, group: str | None = "group-a", weight: int = 1, *, routable: bool = False, **parts: Wire
+    name: str,
+    group: str | None = "group-a",
+    weight: int = 1,
+    *,
+    routable: bool = False,
+    router: Wire | None = None,
+    annotations: dict[str, str] | None = None,
 ) -> Wire:
     """Upstream's ``groupedSvc``/``ungroupedSvc``/``memberSvc``/``routableMember``."""
     route: Wire = {"http": {}} | ({"group": group, "weight": weight} if group is not None else {})
-    svc = service(name, router={"route": route, **parts.pop("router", {})}, **parts)
+    svc = service(name, router={"route": route, **(router or {})}, annotations=annotations)
     if routable:
         svc["status"] = {
             "conditions": [{"type": "RouterReady", "status": "True"}],
