@@ -14,6 +14,7 @@ from typing import Any
 
 from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
+from router_core.httproute import routing_group
 from router_core.models.kube import LLMISVC
 from router_core.planner.plan import WriteOp
 from router_core.world import conditions
@@ -81,7 +82,12 @@ def report_invalid_spec(api: ClusterApi, events: EventRecorder, raw: Wire, messa
 
 
 def condition_events(stored: dict[str, Any], written: dict[str, Any]) -> list[EventSpec]:
-    """The Event for a change of ``RouterReady`` between the stored and the written status, if any."""
+    """The Events for a change of ``RouterReady``, and of a group's divergence, between the stored and
+    the written status."""
+    return [*_router_ready_events(stored, written), *_divergence_events(stored, written)]
+
+
+def _router_ready_events(stored: dict[str, Any], written: dict[str, Any]) -> list[EventSpec]:
     before = _condition(stored, conditions.ROUTER_READY)
     after = _condition(written, conditions.ROUTER_READY)
     if after is None or _same(before, after):
@@ -91,6 +97,18 @@ def condition_events(stored: dict[str, Any], written: dict[str, Any]) -> list[Ev
         return [EventSpec(NORMAL, ROUTER_READY_REASON, "the router is ready" + (f" at {url}" if url else ""))]
     note = after.get("message") or f"RouterReady is {after.get('status')}"
     return [EventSpec(WARNING, after.get("reason") or NOT_READY_REASON, note)]
+
+
+def _divergence_events(stored: dict[str, Any], written: dict[str, Any]) -> list[EventSpec]:
+    """KServe's Warning ``MemberDivergence`` (``applyGroupStatus``), when GroupDegraded turns to it or its
+    message changes; KServe emits it on every reconcile, which its recorder folds into one series."""
+    after = _condition(written, conditions.GROUP_DEGRADED)
+    if after is None or after.get("reason") != routing_group.MEMBER_DIVERGENCE:
+        return []
+    if _same(_condition(stored, conditions.GROUP_DEGRADED), after):
+        return []
+    group = ((written.get("router") or {}).get("group") or {}).get("name") or ""
+    return [EventSpec(WARNING, routing_group.MEMBER_DIVERGENCE, routing_group.divergence_event_note(group))]
 
 
 def record_status_change(events: EventRecorder, raw: Wire, written: dict[str, Any]) -> None:

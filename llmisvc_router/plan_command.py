@@ -33,7 +33,10 @@ Other kinds are ignored.
 
 Output on stdout, one YAML document: apply (objects this pass creates or updates), delete (objects it
 deletes), status (the service's .status after the pass), outcome (reconciled | precondition-not-met |
-invalid-references | failed) and message (when failed). Bad input exits 2 with one line on stderr.
+invalid-references | failed) and message (when failed). With --all, one such document per
+LLMInferenceService of the file, in namespace/name order, each opened by service: NAMESPACE/NAME; every
+pass reads the same state (the services of a routing group see each other as the file has them).
+Bad input exits 2 with one line on stderr.
 
 Environment, as for the controller: POD_NAMESPACE (KServe namespace, default kserve),
 GATEWAY_API_WILDCARD_HOSTNAME (default inference), CLUSTER_DOMAIN (or /etc/resolv.conf).
@@ -41,6 +44,7 @@ GATEWAY_API_WILDCARD_HOSTNAME (default inference), CLUSTER_DOMAIN (or /etc/resol
 examples:
   llmisvc-router plan -f examples/minimal-presets.yaml
   llmisvc-router plan -f gateways.yaml -f services.yaml --name llm/facebook-opt-125m
+  llmisvc-router plan -f examples/routing-group.yaml --all
   kubectl get llmisvc,gateways,httproutes,inferencepools -A -o yaml | llmisvc-router plan -f - --name llm/x
 """
 
@@ -61,7 +65,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="STATE.yaml",
         help="state file, - for stdin (repeat to read several files as one state)",
     )
-    parser.add_argument("--name", metavar="NAMESPACE/NAME", help="the LLMInferenceService to plan")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--name", metavar="NAMESPACE/NAME", help="the LLMInferenceService to plan")
+    which.add_argument(
+        "--all",
+        action="store_true",
+        help="plan every LLMInferenceService of the file, one document each",
+    )
     parser.add_argument(
         "--now",
         metavar="RFC3339",
@@ -74,13 +84,28 @@ def run(args: argparse.Namespace) -> int:
     try:
         text, source = _read_all(args.filename)
         state = parse_state(text, source)
-        svc = choose_service(state, args.name, source)
+        services = every_service(state, source) if args.all else [choose_service(state, args.name, source)]
         now = _timestamp(args.now)
     except StateFileError as err:
         raise CommandError(str(err), exit_codes.USAGE) from err
-    plan = plan_pass(svc, state.snapshot, environment_from(), now)
-    yaml.safe_dump(plan.to_document(), sys.stdout, sort_keys=False, default_flow_style=False)
+    env = environment_from()
+    if not args.all:
+        plan = plan_pass(services[0], state.snapshot, env, now)
+        yaml.safe_dump(plan.to_document(), sys.stdout, sort_keys=False, default_flow_style=False)
+        return 0
+    documents = [
+        {"service": f"{svc.namespace}/{svc.name}", **plan_pass(svc, state.snapshot, env, now).to_document()}
+        for svc in services
+    ]
+    yaml.safe_dump_all(documents, sys.stdout, sort_keys=False, default_flow_style=False)
     return 0
+
+
+def every_service(state: ClusterState, source: str) -> list[LLMInferenceService]:
+    """Every service of the file in namespace/name order (``--all``); none is an error."""
+    if not state.services:
+        raise StateFileError(f"{source}: no LLMInferenceService in the file")
+    return sorted(state.services, key=lambda s: (s.namespace, s.name))
 
 
 def _read_all(filenames: list[str]) -> tuple[str, str]:
@@ -141,6 +166,7 @@ def choose_service(state: ClusterState, name: str | None, source: str) -> LLMInf
     if len(found) > 1:
         raise StateFileError(
             f"{source}: {len(found)} LLMInferenceServices ({listing}); choose one with --name NAMESPACE/NAME"
+            " or plan them all with --all"
         )
     return next(iter(found.values()))
 

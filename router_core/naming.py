@@ -26,6 +26,8 @@ PART_OF_VALUE = "llminferenceservice"
 ROUTER_COMPONENT = "llminferenceservice-router"
 SCHEDULER_COMPONENT = "llminferenceservice-router-scheduler"
 GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
+#: The routing group of a grouped service, on its managed HTTPRoute (KServe #5798, ``RouterLabels``).
+ROUTING_GROUP_LABEL = "serving.kserve.io/routing-group"
 
 #: The label selector of the objects KServe's LLMInferenceService controllers own (the part-of label).
 PART_OF_SELECTOR = f"{PART_OF_LABEL}={PART_OF_VALUE}"
@@ -85,8 +87,12 @@ def is_part_of(labels: dict[str, str] | None) -> bool:
     return (labels or {}).get(PART_OF_LABEL) == PART_OF_VALUE
 
 
-def router_labels(name: str) -> dict[str, str]:
-    return {COMPONENT_LABEL: ROUTER_COMPONENT, NAME_LABEL: name, PART_OF_LABEL: PART_OF_VALUE}
+def router_labels(name: str, group: str | None = None) -> dict[str, str]:
+    """The managed route's labels; a grouped service's route also carries its routing group."""
+    labels = {COMPONENT_LABEL: ROUTER_COMPONENT, NAME_LABEL: name, PART_OF_LABEL: PART_OF_VALUE}
+    if group is not None:
+        labels[ROUTING_GROUP_LABEL] = group
+    return labels
 
 
 def scheduler_labels(name: str) -> dict[str, str]:

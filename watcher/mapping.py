@@ -7,6 +7,10 @@ config, and an index from each Gateway, HTTPRoute and InferencePool to the servi
 the same whatever the number of services) — and :func:`affected_services` applies the rules:
 
 * the LLMInferenceService itself;
+* an LLMInferenceService of a routing group -> the other members of its group, and of the group it
+  left, when it is created or deleted or its traffic fields change (:mod:`watcher.groups`, KServe's
+  ``groupMemberEventHandler``): even the router's own status write on a member is such a change when it
+  flips the member's RouterReady or its advertised models, which its peers route by;
 * an owned object (label ``app.kubernetes.io/part-of=llminferenceservice`` and a controller owner
   reference of kind LLMInferenceService) -> its owner;
 * a Gateway -> services whose status lists it, whose merged spec names it in ``gateway.refs`` or in the
@@ -44,7 +48,7 @@ from router_core.world.config import (
     RouterConfig,
     load_router_config,
 )
-from watcher import uses
+from watcher import groups, uses
 from watcher.config_users import config_users
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire
 
@@ -81,6 +85,7 @@ class WatchedWorld:
     routes: dict[Key, Wire] = field(default_factory=dict)
     _merged: dict[Key, LLMInferenceService | None] = field(default_factory=dict, repr=False)
     _index: uses.UsersIndex = field(default_factory=uses.UsersIndex, repr=False)
+    group_index: groups.GroupIndex = field(default_factory=groups.GroupIndex, repr=False)
 
     @classmethod
     def empty(cls, env: Environment, shadow: bool = False) -> WatchedWorld:
@@ -120,6 +125,7 @@ class WatchedWorld:
 
     def _put_service(self, key: Key, obj: Wire | None) -> None:
         previous = self.services.get(key)
+        self.group_index.put(key, obj)
         if obj is None:
             self.services.pop(key, None)
             self._merged.pop(key, None)
@@ -205,15 +211,19 @@ def is_router_configmap(event: WatchEvent, env: Environment) -> bool:
 def affected_services(event: WatchEvent, world: WatchedWorld) -> list[Affected]:
     """The services ``event`` may change the routing of, each once, in a stable order."""
     if event.resource == kube.LLMISVC:
-        previous = world.services.get((event.namespace, event.name))
+        key = (event.namespace, event.name)
+        previous = world.services.get(key)
+        peers = [] if event.initial else _group_peers(event, key, previous, world)
+        reason = event.describe()
+        affected = [Affected(ns, name, f"{reason} (a member of its routing group)") for ns, name in peers]
         if (
             not world.shadow
             and event.type == MODIFIED
             and previous is not None
             and only_router_status_changed(previous, event.obj)
         ):
-            return []  # the router's own status write: the pass that made it already saw this world
-        return [Affected(event.namespace, event.name, event.describe())]
+            return affected  # the router's own status write: the pass that made it already saw this world
+        return [Affected(event.namespace, event.name, reason), *affected]
     if event.initial:
         return []  # the world as it was at start-up: every service's first pass reads it anyway
     keys: list[Key] = [*_owner(event)]
@@ -229,6 +239,14 @@ def affected_services(event: WatchEvent, world: WatchedWorld) -> list[Affected]:
         keys += world.service_keys()
     reason = event.describe()
     return [Affected(ns, name, reason) for ns, name in dict.fromkeys(keys)]
+
+
+def _group_peers(event: WatchEvent, key: Key, previous: Wire | None, world: WatchedWorld) -> list[Key]:
+    try:
+        return groups.affected_peers(event.type, key, previous, event.obj, world.group_index)
+    except Exception as err:  # the service itself is still signalled
+        log.warning("cannot map %s to its routing group: %s", event.describe(), _one_line(err))
+        return []
 
 
 def _owner(event: WatchEvent) -> list[Key]:

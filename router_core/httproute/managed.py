@@ -38,7 +38,7 @@ def expected_http_route(
         metadata=ObjectMeta(
             name=naming.route_name(svc.name),
             namespace=svc.namespace,
-            labels=naming.router_labels(svc.name),
+            labels=naming.router_labels(svc.name, svc.routing_group()),
             owner_references=[svc.controller_reference()],
         )
     )

@@ -4,7 +4,8 @@ KServe validates the spec that the configuration merge produced with its admissi
 (``LLMInferenceServiceValidator``) and refuses to reconcile a spec it rejects, reporting
 ``PresetsCombined=False(CombineBaseError, …)``. The rules kept here are those about the router and the
 model names it routes: HTTPRoute refs and spec, refs with a managed gateway, parentRefs against gateway
-refs, the scheduler's replicas and config, and the LoRA adapters. The workload-only rules (parallelism,
+refs, the traffic-splitting fields (``route.group``/``weight``, KServe #5727), the scheduler's replicas and
+config, and the LoRA adapters. The workload-only rules (parallelism,
 scaling, DRA, confidential computing, immutability) are left to KServe's workload controller.
 
 The error reads like the API server's ``Invalid`` error: ``LLMInferenceService.serving.kserve.io "<name>"
@@ -25,7 +26,12 @@ class SpecInvalidError(ValueError):
 
 def validate(name: str, spec: Wire) -> None:
     """Raise :class:`SpecInvalidError` listing every broken rule, in the validator's order."""
-    errors = [*_router_errors(spec), *_scheduler_errors(spec), *_lora_errors(name, spec)]
+    errors = [
+        *_router_errors(spec),
+        *_traffic_errors(spec),
+        *_scheduler_errors(spec),
+        *_lora_errors(name, spec),
+    ]
     if not errors:
         return
     listed = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
@@ -97,6 +103,41 @@ def _same_gateways(parents: list[Wire], refs: list[Wire]) -> bool:
         )
 
     return len(parents) == len(refs) and keys(parents) == keys(refs)
+
+
+TRAFFIC_NEEDS_GATEWAY_API = (
+    "traffic splitting requires Gateway API routing; the controller manages HTTPRoutes, not Ingress resources"
+)
+TRAFFIC_NEEDS_MANAGED_ROUTE = (
+    "traffic splitting cannot be used with custom HTTPRoute refs; controller-managed routes "
+    "(route.http.spec or route.http: {}) are required"
+)
+
+
+def _traffic_errors(spec: Wire) -> list[str]:
+    """KServe's ``validateTrafficFields`` (#5727): group and weight go together, only with Gateway API
+    routing (no ``router.ingress``) and only with a controller-managed route (no ``http.refs``)."""
+    router = spec.get("router")
+    route = router.get("route") if isinstance(router, dict) else None
+    if not isinstance(route, dict):
+        return []
+    base = "spec.router.route"
+    group, weight = route.get("group"), route.get("weight")
+    if group is None and weight is None:
+        return []
+    if router.get("ingress") is not None:  # type: ignore[union-attr]
+        return [_invalid(f"{base}.group", group if group is not None else "", TRAFFIC_NEEDS_GATEWAY_API)]
+    errors = []
+    if group is None:
+        errors.append(_required(f"{base}.group", "weight requires group"))
+    if weight is None:
+        errors.append(_required(f"{base}.weight", "group requires weight"))
+    if errors:
+        return errors
+    http = route.get("http")
+    if isinstance(http, dict) and http.get("refs"):
+        errors.append(_invalid(f"{base}.group", group, TRAFFIC_NEEDS_MANAGED_ROUTE))
+    return errors
 
 
 def _scheduler_errors(spec: Wire) -> list[str]:

@@ -57,6 +57,9 @@ class HTTPRouteSettings(KubeModel):
 
 class RouteSpec(KubeModel):
     http: HTTPRouteSettings | None = None
+    #: Traffic splitting (KServe #5727): the routing group this service is a member of, and its share.
+    group: str | None = None
+    weight: int | None = None
 
 
 class GatewaySettings(KubeModel):
@@ -160,9 +163,24 @@ class SchedulerStatus(KubeModel):
     service: ObjectReference | None = None
 
 
+class GroupMemberStatus(KubeModel):
+    """One member of the routing group as this service routes it (Go: ``GroupMemberStatus``)."""
+
+    name: str = ""
+    weight: int = 0  # always written, 0 included (Go has no omitempty on it)
+    stopped: bool | None = None  # only when True (omitempty)
+    backend_ref: dict[str, Any] | None = None
+
+
+class GroupStatus(KubeModel):
+    name: str = ""
+    members: list[GroupMemberStatus] | None = None
+
+
 class RouterStatus(KubeModel):
     gateways: list[ObservedGateway] | None = None
     scheduler: SchedulerStatus | None = None
+    group: GroupStatus | None = None
 
 
 class LLMInferenceServiceStatus(KubeModel):
@@ -205,6 +223,17 @@ class LLMInferenceService(KubeObject):
     def http_has_spec(self) -> bool:
         http = self.route_settings()
         return http is not None and http.has_spec()
+
+    def routing_group(self) -> str | None:
+        """``spec.router.route.group`` (Go: ``RouterSpec.Group``); None when the service is not grouped."""
+        router = self.spec.router
+        return router.route.group if router is not None and router.route is not None else None
+
+    def routing_weight(self) -> int:
+        """``spec.router.route.weight``, 0 when absent (Go: ``ptr.Deref(Weight(), 0)``)."""
+        router = self.spec.router
+        weight = router.route.weight if router is not None and router.route is not None else None
+        return weight if weight is not None else 0
 
     def gateway_has_refs(self) -> bool:
         router = self.spec.router

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from router_core import naming
 from router_core.checks.references import referenced_routes
-from router_core.httproute import lora_routing, managed, model_routing
+from router_core.httproute import lora_routing, managed, model_routing, routing_group
 from router_core.models.gateway_api import HTTPRoute
 from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1_GROUP, POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP
 from router_core.models.llmisvc import LLMInferenceService
@@ -71,22 +71,34 @@ def reconcile_http_routes(
     # Deleting needs only the name: a LoRA strategy that cannot be applied never blocks a clean-up (P6).
     name = naming.route_name(svc.name)
     if svc.is_stopped() or svc.spec.router is None or svc.spec.router.route is None:
+        routing_group.clear(conds, svc)
         resolved = update_routing_status(conds, world, svc, config, env, [])
         writes.delete(world, svc, HTTPROUTE, svc.namespace, name)
         return resolved
+    group = svc.routing_group()
+    membership = routing_group.membership(world, svc, group) if group is not None else None
+    if membership is None:
+        routing_group.clear(conds, svc)
     found = referenced_routes(world, svc)
     if svc.http_has_refs():
         writes.delete(world, svc, HTTPROUTE, svc.namespace, name)
     if svc.http_has_spec():
         expected = build_expected_route(world, svc, config)
+        if membership is not None:
+            routing_group.rewrite_rules(expected, svc, membership.matching)
         _check_match_limit(expected)
         try:
-            stored = writes.reconcile(world, svc, HTTPROUTE, expected, defaults=_with_defaults)
+            stored = writes.reconcile(
+                world, svc, HTTPROUTE, expected, defaults=_with_defaults, equal=derivative.http_route_equal
+            )
         except writes.WriteError as err:
             raise writes.WriteError(
                 f"failed to reconcile HTTPRoute {expected.namespace}/{expected.name}: {err}"
             ) from err
         found.append(HTTPRoute.model_validate(stored))
+    if membership is not None:
+        # KServe writes the group status after the route, so it describes the route as written.
+        routing_group.apply_status(conds, svc, membership)
     return update_routing_status(conds, world, svc, config, env, found)
 
 

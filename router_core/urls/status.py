@@ -45,7 +45,8 @@ def update_routing_status(
         return []
     discovered, resolved = _discover_all(world, config, env, routes)
     if routes:
-        status.router = RouterStatus(gateways=addressing.build_observed_gateways(routes) or None)
+        group = status.router.group if status.router is not None else None  # set by the route step
+        status.router = RouterStatus(gateways=addressing.build_observed_gateways(routes) or None, group=group)
     discovered.sort(key=lambda d: d.url)
     status.url = _status_url(svc, config, env, discovered)
     status.addresses = [addressing.sourced_address(d, svc, env.cluster_domain) for d in discovered] or None

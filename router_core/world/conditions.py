@@ -16,6 +16,9 @@ GATEWAYS_READY = "GatewaysReady"
 HTTPROUTES_READY = "HTTPRoutesReady"
 INFERENCE_POOL_READY = "InferencePoolReady"
 SCHEDULER_WORKLOAD_READY = "SchedulerWorkloadReady"
+#: Traffic splitting (KServe #5798): outside the Ready and RouterReady rollups (severity Info).
+GROUP_READY = "GroupReady"
+GROUP_DEGRADED = "GroupDegraded"
 #: Set by the configuration merge; part of the Ready rollup since KServe #5918 (a failed merge stops the
 #: pass before the router runs, and Ready must not read True off the stale conditions left behind).
 PRESETS_COMBINED = "PresetsCombined"

@@ -21,6 +21,7 @@ from router_core.models.gateway_api import (
     HTTPRouteRule,
 )
 from router_core.models.kube import GATEWAY_GROUP
+from router_core.naming import ROUTING_GROUP_LABEL
 
 PATH_PREFIX = "PathPrefix"
 EXACT = "Exact"
@@ -77,6 +78,37 @@ def semantically_equal(expected: dict[str, Any], current: dict[str, Any]) -> boo
     return (
         deep_derivative(expected.get("spec"), current.get("spec"))
         and deep_derivative(expected_meta.get("labels"), current_meta.get("labels"))
+        and deep_derivative(expected_meta.get("annotations"), current_meta.get("annotations"))
+    )
+
+
+#: Labels only the router sets: one on the live object that the desired object lacks is stale (#5798).
+CONTROLLER_MANAGED_LABELS = (ROUTING_GROUP_LABEL,)
+
+
+def http_route_equal(expected: dict[str, Any], current: dict[str, Any]) -> bool:
+    """KServe's ``semanticHTTPRouteIsEqual`` since #5798: R-CRUD-3, except that a grouped route (its
+    desired labels name a routing group) compares its rules exactly, so a departed member's backend is
+    removed, and that a controller-managed label on the live route the desired one lacks forces an
+    update (a service that left its group)."""
+    expected_meta = expected.get("metadata") or {}
+    current_meta = current.get("metadata") or {}
+    expected_labels = expected_meta.get("labels") or {}
+    current_labels = current_meta.get("labels") or {}
+    if ROUTING_GROUP_LABEL in expected_labels:
+        spec, live = expected.get("spec") or {}, current.get("spec") or {}
+        spec_equal = (
+            spec.get("rules") == live.get("rules")
+            and deep_derivative(spec.get("parentRefs"), live.get("parentRefs"))
+            and deep_derivative(spec.get("hostnames"), live.get("hostnames"))
+        )
+    else:
+        spec_equal = deep_derivative(expected.get("spec"), current.get("spec"))
+    stale = any(k in current_labels and k not in expected_labels for k in CONTROLLER_MANAGED_LABELS)
+    return (
+        spec_equal
+        and deep_derivative(expected_labels, current_labels)
+        and not stale
         and deep_derivative(expected_meta.get("annotations"), current_meta.get("annotations"))
     )
 

@@ -19,7 +19,14 @@ from typing import Any
 from router_core.world import conditions
 
 OWNED_CONDITIONS = frozenset(
-    {conditions.READY, conditions.ROUTER_READY, conditions.PRESETS_COMBINED, *conditions.ROUTER_SUBCONDITIONS}
+    {
+        conditions.READY,
+        conditions.ROUTER_READY,
+        conditions.PRESETS_COMBINED,
+        conditions.GROUP_READY,
+        conditions.GROUP_DEGRADED,
+        *conditions.ROUTER_SUBCONDITIONS,
+    }
 )
 OWNED_FIELDS = ("url", "address", "addresses", "router", "observedGeneration", "appliedConfigs")
 Wire = dict[str, Any]

@@ -48,8 +48,11 @@ def reconcile(
     type_: ResourceType,
     expected: KubeObject,
     defaults: Callable[[Wire], Wire] | None = None,
+    equal: Callable[[Wire, Wire], bool] = derivative.semantically_equal,
 ) -> Wire:
-    """Create or update ``expected``; returns the object as the API server would return it (R-CRUD-1/2)."""
+    """Create or update ``expected``; returns the object as the API server would return it (R-CRUD-1/2).
+
+    ``equal`` decides whether the live object already is what is wanted (default: R-CRUD-3)."""
     namespace, name = expected.namespace, expected.name
     key = ObjectKey(type_, namespace, name)
     desired = expected.to_wire()
@@ -68,7 +71,7 @@ def reconcile(
             f"{OWNER_TOKEN} {svc.namespace}/{svc.name}"
         )
     dry_run = _as_server_returns(desired, current)
-    if derivative.semantically_equal(dry_run, current):
+    if equal(dry_run, current):
         return dry_run
     _raise_if_rejected(world, key, "update")
     manifest = copy.deepcopy(desired)

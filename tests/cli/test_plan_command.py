@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -27,11 +28,26 @@ def plan(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[st
     )
 
 
+def _services_in(example: Path) -> int:
+    return sum(
+        1 for d in yaml.safe_load_all(example.read_text()) if d and d.get("kind") == "LLMInferenceService"
+    )
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
-def test_every_example_plans_to_one_document_with_the_contract_keys(example: Path) -> None:
-    result = plan("-f", str(example))
+def test_every_example_plans_to_one_document_per_service_with_the_contract_keys(example: Path) -> None:
+    several = _services_in(example) > 1
+    result = plan("-f", str(example), *(["--all"] if several else []))
     assert result.returncode == 0, result.stderr
-    doc = yaml.safe_load(result.stdout)
+    documents = list(yaml.safe_load_all(result.stdout))
+    assert len(documents) == _services_in(example)
+    for doc in documents:
+        if several:
+            assert doc.pop("service")
+        _check_contract(doc)
+
+
+def _check_contract(doc: dict[str, Any]) -> None:
     assert list(doc)[:4] == ["apply", "delete", "status", "outcome"]
     assert doc["outcome"] in {"reconciled", "precondition-not-met", "invalid-references", "failed"}
     assert ("message" in doc) == (doc["outcome"] == "failed")
@@ -103,7 +119,8 @@ BAD_INPUTS = [
     ),
     pytest.param(
         SVC + "---\n" + SVC.replace("name: a", "name: b"),
-        "<stdin>: 2 LLMInferenceServices (ns/a, ns/b); choose one with --name NAMESPACE/NAME",
+        "<stdin>: 2 LLMInferenceServices (ns/a, ns/b); choose one with --name NAMESPACE/NAME or plan them "
+        "all with --all",
         id="several_services_without_name",
     ),
     pytest.param(

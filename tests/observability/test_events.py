@@ -101,6 +101,27 @@ def test_router_ready_changes_make_events_and_an_unchanged_status_makes_none() -
     assert condition_events(status("True"), status("True")) == []
 
 
+def test_member_divergence_is_a_warning_event_when_group_degraded_turns_to_it_or_changes() -> None:
+    """KServe ``applyGroupStatus`` (router_group_status.go, #5798): Warning ``MemberDivergence`` naming
+    the group; here on a change of the condition, not on every pass."""
+
+    def status(message: str | None) -> dict[str, Any]:
+        conds = [{"type": "GroupReady", "status": "True"}]
+        if message is not None:
+            conds.append(
+                {"type": "GroupDegraded", "status": "True", "reason": "MemberDivergence", "message": message}
+            )
+        return {"conditions": conds, "router": {"group": {"name": "llama"}}}
+
+    note = 'Group "llama" has members with divergent model.name or LoRA adapter sets'
+    assert [(e.type, e.reason, e.note) for e in condition_events(status(None), status("a"))] == [
+        ("Warning", "MemberDivergence", note)
+    ]
+    assert [e.reason for e in condition_events(status("a"), status("a, b"))] == ["MemberDivergence"]
+    assert condition_events(status("a"), status("a")) == []
+    assert condition_events(status("a"), status(None)) == []
+
+
 def test_an_unreadable_spec_keeps_other_controllers_conditions_and_its_transition_time() -> None:
     stored = {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}
     first = invalid_spec_status(stored, "field spec.router.route: bad", T0)

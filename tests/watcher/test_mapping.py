@@ -12,8 +12,8 @@ from router_core.world.status_merge import merge_status
 from tests.builders import KSERVE, Wire, http_route, service
 from tests.builders.kube import crd, established, ingress_config, managed, obj
 from tests.builders.watch import event, observed
-from watcher import mapping
-from watcher.mapping import WatchedWorld
+from watcher import groups, mapping
+from watcher.mapping import Key, WatchedWorld
 from watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent
 
 GW = "gateway.networking.k8s.io"
@@ -424,3 +424,214 @@ def test_the_routers_first_status_write_does_not_trigger_a_pass() -> None:
     assert {c["type"] for c in first_write["status"]["conditions"]} >= {"WorkloadsReady"}
     world = world_of(Case("first write", event(before), [before], []))
     assert mapping.affected_services(event(first_write, MODIFIED), world) == []
+
+
+# --- routing groups: the peers of a member (KServe router_group_handler.go, #5812/#5943) -------------
+
+
+def grouped(
+    name: str,
+    group: str | None = "group-a",
+    weight: int = 1,
+    *,
+    routable: bool = False,
+    router: Wire | None = None,
+    annotations: dict[str, str] | None = None,
+) -> Wire:
+    """Upstream's ``groupedSvc``/``ungroupedSvc``/``memberSvc``/``routableMember``."""
+    route: Wire = {"http": {}} | ({"group": group, "weight": weight} if group is not None else {})
+    svc = service(name, router={"route": route, **(router or {})}, annotations=annotations)
+    if routable:
+        svc["status"] = {
+            "conditions": [{"type": "RouterReady", "status": "True"}],
+            "workloads": {"primary": {"kind": "Deployment", "name": name, "readyReplicas": 1}},
+        }
+    return svc
+
+
+def _affected(services: list[Wire], change: WatchEvent) -> list[tuple[str, str]]:
+    world = world_of(Case("", change, services, []))
+    return [(a.namespace, a.name) for a in mapping.affected_services(change, world)]
+
+
+GROUP_EVENTS = [
+    pytest.param(
+        [grouped("v1"), grouped("v2"), grouped("v3")],
+        event(grouped("v3", "group-b"), MODIFIED),
+        [("ns", "v3"), ("ns", "v1"), ("ns", "v2")],
+        id="update_old_group_members_enqueued_when_member_switches_groups",
+    ),
+    pytest.param(
+        [grouped("v1"), grouped("v2")],
+        event(grouped("v2", None), MODIFIED),
+        [("ns", "v2"), ("ns", "v1")],
+        id="update_old_group_members_enqueued_when_member_leaves_group",
+    ),
+    pytest.param(
+        [grouped("v1"), grouped("v2")],
+        event(grouped("v2", weight=5), MODIFIED),
+        [("ns", "v2"), ("ns", "v1")],
+        id="update_peers_enqueued_on_weight_change",
+    ),
+    pytest.param(
+        [grouped("v1"), grouped("v2")],
+        event(grouped("v2"), DELETED),
+        [("ns", "v2"), ("ns", "v1")],
+        id="delete_peers_enqueued_on_member_deletion",
+    ),
+    pytest.param(
+        [grouped("solo", None)],
+        event(grouped("solo", None)),
+        [("ns", "solo")],
+        id="create_non_grouped_member_enqueues_nothing",
+    ),
+    pytest.param(
+        [grouped("v1")],
+        event(grouped("v2")),
+        [("ns", "v2"), ("ns", "v1")],
+        id="create_a_new_member_signals_the_group",
+    ),
+    pytest.param(
+        [
+            grouped("v1"),
+            grouped("v2"),
+            grouped("v3", "group-b"),
+            {**grouped("v4"), "metadata": {"name": "v4", "namespace": "other"}},
+        ],
+        event(grouped("v2"), DELETED),
+        [("ns", "v2"), ("ns", "v1")],
+        id="only_members_of_the_same_namespace_and_group",
+    ),
+    pytest.param(
+        [grouped("v1"), grouped("v2")],
+        event(grouped("v2", annotations={"unrelated": "x"}), MODIFIED),
+        [("ns", "v2")],
+        id="a_change_outside_the_traffic_fields_signals_only_the_member",
+    ),
+    pytest.param(
+        [grouped("v1"), grouped("v2")],
+        event(grouped("v2"), initial=True),
+        [("ns", "v2")],
+        id="the_first_list_signals_no_peers_every_first_pass_reads_the_group",
+    ),
+]
+
+
+@pytest.mark.parametrize(("services", "change", "expected"), GROUP_EVENTS)
+def test_group_member_event_handler(services: list[Wire], change: WatchEvent, expected: list[Key]) -> None:
+    assert _affected(services, change) == expected
+
+
+def test_the_routers_own_status_write_that_makes_a_member_routable_signals_its_peers_only() -> None:
+    """A member's RouterReady flip is the router's own write (an echo for the member itself), but its peers
+    route by it (``isMemberRoutable`` in ``trafficFieldsChanged``)."""
+    before = {**grouped("v2"), "status": {"workloads": {"primary": {"name": "v2", "readyReplicas": 1}}}}
+    after = {
+        **before,
+        "status": {**before["status"], "conditions": [{"type": "RouterReady", "status": "True"}]},
+    }
+    assert _affected([grouped("v1"), before], event(after, MODIFIED)) == [("ns", "v1")]
+
+
+def test_a_router_status_write_that_changes_nothing_peers_use_signals_nobody() -> None:
+    before = grouped("v2", routable=True)
+    after = {**before, "status": {**before["status"], "url": "http://x/"}}
+    assert _affected([grouped("v1"), before], event(after, MODIFIED)) == []
+
+
+def _member(**changes: object) -> Wire:
+    svc = grouped("v1", "g", 9, routable=True, router={"scheduler": {}})
+    svc["spec"]["model"] = {"name": "m"}
+    for path, value in changes.items():
+        target = svc
+        *parents, leaf = path.split("__")
+        for part in parents:
+            target = target.setdefault(part, {})
+        if value is None:
+            target.pop(leaf, None)
+        else:
+            target[leaf] = value
+    return svc
+
+
+TRAFFIC_FIELDS = [
+    pytest.param(service("v1"), service("v1"), False, id="no_traffic_fields_on_either"),
+    pytest.param(service("v1"), grouped("v1", "g"), True, id="group_added"),
+    pytest.param(grouped("v1", "g"), service("v1"), True, id="group_removed"),
+    pytest.param(grouped("v1", "g", 9), grouped("v1", "g", 5), True, id="weight_changed"),
+    pytest.param(
+        _member(),
+        _member(metadata__annotations={"serving.kserve.io/stop": "true"}),
+        True,
+        id="force_stop_changed",
+    ),
+    pytest.param(
+        _member(), _member(spec__model__name="different"), True, id="model_name_changed_on_grouped_member"
+    ),
+    pytest.param(
+        _member(),
+        _member(spec__model__lora={"adapters": [{"name": "new-adapter"}]}),
+        True,
+        id="lora_adapters_changed_on_grouped_member",
+    ),
+    pytest.param(
+        _member(),
+        _member(spec__baseRefs=[{"name": "new-config"}]),
+        True,
+        id="base_refs_changed_on_grouped_member",
+    ),
+    pytest.param(
+        _member(spec__router__scheduler=None), _member(), True, id="scheduler_added_on_grouped_member"
+    ),
+    pytest.param(
+        _member(), _member(spec__router__scheduler=None), True, id="scheduler_removed_on_grouped_member"
+    ),
+    pytest.param(
+        _member(spec__router__scheduler={"pool": {"ref": {"name": "old-pool"}}}),
+        _member(spec__router__scheduler={"pool": {"ref": {"name": "new-pool"}}}),
+        True,
+        id="scheduler_pool_ref_changed_on_grouped_member",
+    ),
+    pytest.param(
+        _member(),
+        _member(spec__router__scheduler={"pool": {"ref": {"name": "custom-pool"}}}),
+        True,
+        id="scheduler_pool_ref_added_on_grouped_member",
+    ),
+    pytest.param(_member(status=None), _member(), True, id="peer_becomes_routable"),
+    pytest.param(
+        _member(),
+        _member(status__workloads__primary__readyReplicas=0),
+        True,
+        id="peer_becomes_unroutable_replicas_drop_to_0",
+    ),
+    pytest.param(
+        _member(),
+        _member(status__workloads__primary__readyReplicas=3),
+        False,
+        id="replica_count_change_without_routable_transition",
+    ),
+    pytest.param(
+        _member(),
+        _member(status__addresses=[{"url": "http://x", "models": [{"name": "other"}]}]),
+        True,
+        id="status_addresses_model_names_changed",
+    ),
+    pytest.param(
+        _member(),
+        _member(status__addresses=[{"url": "http://x", "models": [{"name": "m"}]}]),
+        False,
+        id="status_addresses_model_names_unchanged",
+    ),
+    pytest.param(
+        _member(), _member(metadata__labels={"team": "x"}), False, id="non_traffic_change_on_grouped_member"
+    ),
+    pytest.param(
+        _member(), _member(metadata__deletionTimestamp="2026-01-01T00:00:00Z"), True, id="deletion_started"
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "changed"), TRAFFIC_FIELDS)
+def test_traffic_fields_changed(old: Wire, new: Wire, changed: bool) -> None:
+    assert groups.traffic_fields_changed(old, new) is changed
