@@ -30,6 +30,13 @@ FIELD_MANAGER = "deploy-dry-run"
 def dry_run_apply(control: ControlPlane, objects: Iterable[Obj]) -> subprocess.CompletedProcess[str]:
     """``kubectl apply --server-side --dry-run=server`` of ``objects`` as the admin, with strict field
     validation; conflicts with the fields others manage are forced (nothing is stored either way)."""
+    return server_side_apply(control, objects, FIELD_MANAGER, "--dry-run=server", "--force-conflicts")
+
+
+def server_side_apply(
+    control: ControlPlane, objects: Iterable[Obj], field_manager: str, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """``kubectl apply --server-side --validate=strict`` of ``objects`` as the admin, with ``flags``."""
     return subprocess.run(
         [
             KUBECTL,
@@ -37,10 +44,9 @@ def dry_run_apply(control: ControlPlane, objects: Iterable[Obj]) -> subprocess.C
             str(control.admin_kubeconfig),
             "apply",
             "--server-side",
-            "--dry-run=server",
-            "--force-conflicts",
+            *flags,
             "--validate=strict",
-            f"--field-manager={FIELD_MANAGER}",
+            f"--field-manager={field_manager}",
             "-f",
             "-",
         ],

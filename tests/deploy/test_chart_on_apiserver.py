@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client as k8s
 
 from llmisvc_devstack.controlplane import ControlPlane
@@ -25,9 +24,14 @@ from tests.deploy.chart import (
     alert_rules,
     template,
 )
-from tests.deploy.dry_run import dry_run_apply, existing_namespaces, installed_crds, namespaces_of
+from tests.deploy.dry_run import (
+    dry_run_apply,
+    existing_namespaces,
+    installed_crds,
+    namespaces_of,
+    server_side_apply,
+)
 from tests.deploy.test_manifests import render
-from tests.tools import KUBECTL
 
 DRY_RUNS: dict[str, Callable[[], list[Obj]]] = {
     "chart-defaults": template,
@@ -65,24 +69,7 @@ def test_the_apiserver_accepts_the_rendering_in_a_server_side_dry_run(
 
 
 def apply(control: ControlPlane, objects: list[Obj]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            KUBECTL,
-            "--kubeconfig",
-            str(control.admin_kubeconfig),
-            "apply",
-            "--server-side",
-            "--validate=strict",
-            "--field-manager=llmisvc-router-install",
-            "-f",
-            "-",
-        ],
-        input=yaml.safe_dump_all(objects),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return server_side_apply(control, objects, "llmisvc-router-install")
 
 
 def test_the_kustomization_then_the_chart_apply_onto_a_control_plane(own_plane: ControlPlane) -> None:
