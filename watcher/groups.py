@@ -17,20 +17,11 @@ from collections.abc import Iterable
 
 from pydantic import ValidationError
 
-from router_core.httproute.routing_group import is_member_routable, resolved_model_names
+from router_core.httproute.routing_group import is_member_routable, resolved_model_names, stored_group
 from router_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from watcher.model import ADDED, DELETED, MODIFIED, Wire
 
 Key = tuple[str, str]
-
-
-def group_of(svc: Wire | None) -> str | None:
-    """The stored ``spec.router.route.group``; None when absent or not a string."""
-    spec = svc.get("spec") if isinstance(svc, dict) else None
-    router = spec.get("router") if isinstance(spec, dict) else None
-    route = router.get("route") if isinstance(router, dict) else None
-    group = route.get("group") if isinstance(route, dict) else None
-    return group if isinstance(group, str) else None
 
 
 class GroupIndex:
@@ -45,7 +36,7 @@ class GroupIndex:
         old = self._group.pop(key, None)
         if old is not None:
             self._members.get((key[0], old), set()).discard(key[1])
-        group = group_of(svc) if svc is not None else None
+        group = stored_group(svc)
         if group is not None:
             self._group[key] = group
             self._members.setdefault((key[0], group), set()).add(key[1])
@@ -56,11 +47,11 @@ class GroupIndex:
 
 def affected_peers(event_type: str, key: Key, old: Wire | None, new: Wire, index: GroupIndex) -> list[Key]:
     """The other members of ``new``'s group (and of the group it left) that this change affects."""
-    new_group = group_of(new)
+    new_group = stored_group(new)
     if event_type in (ADDED, DELETED) or old is None:
         groups: Iterable[str | None] = (new_group,)
     elif event_type == MODIFIED and traffic_fields_changed(old, new):
-        old_group = group_of(old)
+        old_group = stored_group(old)
         groups = (new_group, old_group if old_group != new_group else None)
     else:
         groups = ()

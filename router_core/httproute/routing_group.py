@@ -67,7 +67,7 @@ def group_members(world: PassWorld, namespace: str, group: str) -> list[LLMInfer
     could not hold it either."""
     found = []
     for raw in world.reader.list(LLMISVC, namespace, {}):
-        if _stored_group(raw) != group:
+        if stored_group(raw) != group:
             continue
         try:
             found.append(LLMInferenceService.model_validate(raw))
@@ -76,10 +76,14 @@ def group_members(world: PassWorld, namespace: str, group: str) -> list[LLMInfer
     return found
 
 
-def _stored_group(raw: Wire) -> object:
-    router = (raw.get("spec") or {}).get("router") if isinstance(raw.get("spec"), dict) else None
+def stored_group(raw: Wire | None) -> str | None:
+    """A stored service's ``spec.router.route.group``, read from the wire (the spec need not parse);
+    None when absent or not a string. The watcher finds a member's peers by the same rule."""
+    spec = raw.get("spec") if isinstance(raw, dict) else None
+    router = spec.get("router") if isinstance(spec, dict) else None
     route = router.get("route") if isinstance(router, dict) else None
-    return route.get("group") if isinstance(route, dict) else None
+    group = route.get("group") if isinstance(route, dict) else None
+    return group if isinstance(group, str) else None
 
 
 class _Workload(KubeModel):

@@ -67,13 +67,15 @@ async def answers(port: int, path: str, status: int, text: str = "", timeout: fl
 
 
 def probed_env(
-    temporal: Client, cluster: Cluster, task_queue: str, kubeconfig: Path, port: int
+    temporal: Client, cluster: Cluster, tmp_path: Path, port: int, identity: str = "worker"
 ) -> dict[str, str]:
+    """A product process's environment: the test's own task queue, ``identity``'s kubeconfig, the probes
+    on ``port`` and the short readiness grace."""
     return product_env(
         temporal,
         cluster,
-        task_queue,
-        kubeconfig,
+        f"health-{cluster.namespace}",
+        cluster.kubeconfig(tmp_path / "k", identity),
         LLMISVC_ROUTER_PROBE_PORT=str(port),
         LLMISVC_ROUTER_READINESS_GRACE_SECONDS=GRACE,
     )
@@ -87,9 +89,7 @@ async def test_the_worker_is_ready_once_synced_and_a_failing_watch_turns_it_unre
     temporal: Client, cluster: Cluster, tmp_path: Path
 ) -> None:
     port = free_port()
-    env = probed_env(
-        temporal, cluster, f"health-{cluster.namespace}", cluster.kubeconfig(tmp_path / "k", "worker"), port
-    )
+    env = probed_env(temporal, cluster, tmp_path, port)
     with product_process("worker", env, tmp_path / "worker.log"):
         verbose = await answers(port, "/readyz?verbose", 200)
         for check in ("ping", "event-loop", "temporal", "worker", routes_watch(cluster)):
@@ -114,9 +114,7 @@ async def test_the_watcher_is_unready_while_a_kind_cannot_be_listed_and_ready_on
 ) -> None:
     cluster.faults.inject(resource="httproutes", verb="list", status=403, message="no list for you")
     port = free_port()
-    env = probed_env(
-        temporal, cluster, f"health-{cluster.namespace}", cluster.kubeconfig(tmp_path / "k", "watcher"), port
-    )
+    env = probed_env(temporal, cluster, tmp_path, port, "watcher")
     log = tmp_path / "watcher.log"
     with product_process("watch", env, log) as watcher:
         await logged(watcher, log, "watching LLMInferenceServices")
@@ -158,13 +156,7 @@ async def test_run_is_unready_while_temporal_does_not_answer_and_ready_once_it_d
 ) -> None:
     port = free_port()
     async with own_temporal_server() as (server, address):
-        env = probed_env(
-            temporal,
-            cluster,
-            f"health-{cluster.namespace}",
-            cluster.kubeconfig(tmp_path / "k", "worker"),
-            port,
-        )
+        env = probed_env(temporal, cluster, tmp_path, port)
         env["TEMPORAL_ADDRESS"] = address
         with product_process("run", env, tmp_path / "run.log"):
             await answers(port, "/readyz", 200)
@@ -184,13 +176,7 @@ async def test_a_probe_port_in_use_is_one_line_naming_the_setting_and_0_turns_th
         busy.bind(("0.0.0.0", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        env = probed_env(
-            temporal,
-            cluster,
-            f"health-{cluster.namespace}",
-            cluster.kubeconfig(tmp_path / "k", "worker"),
-            port,
-        )
+        env = probed_env(temporal, cluster, tmp_path, port)
         refused = await asyncio.to_thread(
             subprocess.run,
             [sys.executable, "-m", "llmisvc_router", "worker"],
