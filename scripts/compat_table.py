@@ -51,15 +51,16 @@ def bundle_version(crd_file: str) -> str:
     return next(v for k, v in annotations.items() if k.endswith("/bundle-version"))
 
 
-def kserve_commits() -> tuple[str, dict[str, str]]:
-    """``KSERVE_COMMIT`` and ``KSERVE_COMMIT_BY_FILE`` of the well-known configs, read as text (this script
-    imports nothing of the product)."""
+def kserve_commits() -> tuple[str, str, dict[str, str]]:
+    """``KSERVE_COMMIT``, ``PRESETS_COMMIT`` and ``KSERVE_COMMIT_BY_FILE`` of the well-known configs, read
+    as text (this script imports nothing of the product)."""
     text = (ROOT / WELLKNOWN).read_text()
     seed = re.search(r'^KSERVE_COMMIT = "(\w+)"', text, re.MULTILINE)
-    by_file = re.search(r"^KSERVE_COMMIT_BY_FILE = (\{.*\})", text, re.MULTILINE)
-    if seed is None or by_file is None:
-        raise SystemExit(f"{WELLKNOWN}: no KSERVE_COMMIT / KSERVE_COMMIT_BY_FILE")
-    return seed.group(1), yaml.safe_load(by_file.group(1))
+    presets = re.search(r'^PRESETS_COMMIT = "(\w+)"', text, re.MULTILINE)
+    by_file = re.search(r"^KSERVE_COMMIT_BY_FILE(?:: [^=]+)? = (\{.*\})", text, re.MULTILINE)
+    if seed is None or presets is None or by_file is None:
+        raise SystemExit(f"{WELLKNOWN}: no KSERVE_COMMIT / PRESETS_COMMIT / KSERVE_COMMIT_BY_FILE")
+    return seed.group(1), presets.group(1), yaml.safe_load(by_file.group(1))
 
 
 def kserve_crd_commit() -> str:
@@ -90,8 +91,10 @@ def python_versions() -> str:
 
 
 def rows() -> list[tuple[str, str, str]]:
-    seed, by_file = kserve_commits()
-    refreshed = ", ".join(f"`{name}` at `{commit}`" for name, commit in sorted(by_file.items()))
+    seed, presets, by_file = kserve_commits()
+    configs = [f"well-known configs at `{presets}`"]
+    configs += [f"`{name}` at `{commit}`" for name, commit in sorted(by_file.items())]
+    refreshed = ", ".join(configs)
     return [
         (
             "Kubernetes (kube-apiserver, kube-controller-manager)",

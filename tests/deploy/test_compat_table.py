@@ -81,6 +81,13 @@ def pinned_copy(tmp_path: Path) -> Path:
             "router reconciler at `0123abcde`",
             id="kserve",
         ),
+        pytest.param(
+            "router_core/merge/wellknown/__init__.py",
+            'PRESETS_COMMIT = "aaac4e294"',
+            'PRESETS_COMMIT = "0123abcde"',
+            "well-known configs at `0123abcde`",
+            id="kserve-presets",
+        ),
     ],
 )
 def test_a_moved_pin_changes_the_table(pinned_copy: Path, path: str, old: str, new: str, shown: str) -> None:

@@ -146,7 +146,8 @@ def test_edge_56_scheduler_preset() -> None:
         }
     }
     containers = {c["name"]: c for c in scheduler["template"]["containers"]}
-    assert list(containers) == ["main", "tokenizer"]
+    # KServe aaac4e294 (#5712): the UDS tokenizer left the scheduler pod for its own Deployment.
+    assert list(containers) == ["main"]
     assert containers["main"]["ports"] == [
         {"name": "grpc", "containerPort": 9002, "protocol": "TCP"},
         {"name": "grpc-health", "containerPort": 9003, "protocol": "TCP"},
@@ -300,7 +301,7 @@ def test_scheduler_template_containers_merge_by_name_new_ones_first() -> None:
     svc = apply_router_presets(_svc({"scheduler": {"template": template}}), CONFIG)
 
     merged = svc.to_wire()["spec"]["router"]["scheduler"]["template"]
-    assert [c["name"] for c in merged["containers"]] == ["epp", "main", "tokenizer"]
+    assert [c["name"] for c in merged["containers"]] == ["epp", "main"]
     assert merged["containers"][0] == template["containers"][0]
     assert merged["serviceAccountName"] == "svc-epp-sa"
 
@@ -330,7 +331,7 @@ def test_user_service_account_kept_and_selector_labels_merged() -> None:
 
     wire = svc.to_wire()["spec"]["router"]["scheduler"]
     assert wire["template"]["serviceAccountName"] == "my-sa"
-    assert [c["name"] for c in wire["template"]["containers"]] == ["main", "tokenizer"]
+    assert [c["name"] for c in wire["template"]["containers"]] == ["main"]
     assert wire["pool"]["spec"]["selector"] == {
         "matchLabels": {**WORKLOAD_SELECTOR, "app": "mine", "kserve.io/component": "custom"}
     }

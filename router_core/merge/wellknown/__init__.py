@@ -1,7 +1,7 @@
 """KServe's well-known LLMInferenceServiceConfigs, as shipped in ``config/llmisvcconfig/`` (vendored data).
 
 The YAML files next to this module are copied unchanged from kserve/kserve at commit
-:data:`KSERVE_COMMIT`, except those named in :data:`KSERVE_COMMIT_BY_FILE`, copied at a later commit
+:data:`PRESETS_COMMIT`, except those named in :data:`KSERVE_COMMIT_BY_FILE`, copied at another commit
 (Apache License 2.0, see ``LICENSE`` and ``README.md`` here). They are the fallback
 of the configuration merge when a well-known config exists neither in the service's namespace nor in
 the system namespace, and what the dev stack installs. Reading them is reading the package's own data,
@@ -17,10 +17,14 @@ from typing import Any
 
 import yaml
 
+#: The commit of KServe's router reconciler the project was seeded from (docs/deviations.md).
 KSERVE_COMMIT = "6c74cae8d"
-#: Files refreshed from a later commit: the route preset of KServe aaac4e294 (12 rules: publisher paths,
-#: one consolidated ``v1-model-routing`` rule; kserve #5822, #5826).
-KSERVE_COMMIT_BY_FILE = {"config-llm-router-route.yaml": "aaac4e294"}
+#: The commit of ``config/llmisvcconfig/`` every shipped config is copied from (the target of issue 23:
+#: the 12-rule route preset of #5822/#5826, the tokenizer preset of #5712, the scheduler without its
+#: in-pod UDS tokenizer).
+PRESETS_COMMIT = "aaac4e294"
+#: Files copied at another commit than :data:`PRESETS_COMMIT` (none at present).
+KSERVE_COMMIT_BY_FILE: dict[str, str] = {}
 KSERVE_PATH = "config/llmisvcconfig"
 DEFAULT_PREFIX = "kserve-"
 
