@@ -18,6 +18,7 @@ EPP_SERVICE_SUFFIX = "-epp-service"
 SCHEDULER_SUFFIX = "-kserve-router-scheduler"
 WORKLOAD_SERVICE_SUFFIX = "-kserve-workload-svc"
 EPP_SERVICE_ACCOUNT_SUFFIX = "-epp-sa"
+TOKENIZER_SUFFIX = "-tokenizer"
 
 COMPONENT_LABEL = "app.kubernetes.io/component"
 NAME_LABEL = "app.kubernetes.io/name"
@@ -25,6 +26,7 @@ PART_OF_LABEL = "app.kubernetes.io/part-of"
 PART_OF_VALUE = "llminferenceservice"
 ROUTER_COMPONENT = "llminferenceservice-router"
 SCHEDULER_COMPONENT = "llminferenceservice-router-scheduler"
+TOKENIZER_COMPONENT = "tokenizer"
 GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 #: The routing group of a grouped service, on its managed HTTPRoute (KServe #5798, ``RouterLabels``).
 ROUTING_GROUP_LABEL = "serving.kserve.io/routing-group"
@@ -77,6 +79,11 @@ def scheduler_name(service: str) -> str:
     return child_name(service, SCHEDULER_SUFFIX)
 
 
+def tokenizer_name(service: str) -> str:
+    """The standalone tokenizer's Deployment and Service (KServe #5712; the router reads the Deployment)."""
+    return child_name(service, TOKENIZER_SUFFIX)
+
+
 def workload_service_name(service: str) -> str:
     """The workload's Service, the backend of a route without a scheduler."""
     return child_name(service, WORKLOAD_SERVICE_SUFFIX)
@@ -97,6 +104,11 @@ def router_labels(name: str, group: str | None = None) -> dict[str, str]:
 
 def scheduler_labels(name: str) -> dict[str, str]:
     return {COMPONENT_LABEL: SCHEDULER_COMPONENT, NAME_LABEL: name, PART_OF_LABEL: PART_OF_VALUE}
+
+
+def tokenizer_labels(name: str) -> dict[str, str]:
+    """KServe's ``TokenizerLabels``: distinct from the scheduler's, so neither selects the other's pods."""
+    return {COMPONENT_LABEL: TOKENIZER_COMPONENT, NAME_LABEL: name, PART_OF_LABEL: PART_OF_VALUE}
 
 
 def workload_selector(name: str) -> dict[str, str]:

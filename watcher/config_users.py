@@ -22,6 +22,7 @@ WELL_KNOWN_SUFFIXES = (
     TEMPLATE,
     "config-llm-router-route",
     "config-llm-scheduler-latency-predictor",
+    "config-llm-tokenizer",
     "config-llm-tracing",
     "config-llm-decode-template",
     "config-llm-prefill-template",

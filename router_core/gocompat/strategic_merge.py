@@ -74,7 +74,8 @@ SCHEMA: dict[str, SchemaType] = {
     ),
     "WorkloadSpec": SchemaType(fields=dict(_WORKLOAD_FIELDS)),
     "RouterSpec": SchemaType(fields={"scheduler": "SchedulerSpec"}),
-    "SchedulerSpec": SchemaType(fields={"template": "PodSpec"}),
+    "SchedulerSpec": SchemaType(fields={"template": "PodSpec", "tokenizer": "TokenizerSpec"}),
+    "TokenizerSpec": SchemaType(fields={"template": "PodSpec"}),
     "PodSpec": _POD_SPEC,
     "Container": _CONTAINER,
 }

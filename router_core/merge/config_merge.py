@@ -26,6 +26,7 @@ from typing import Any
 from router_core import naming
 from router_core.gocompat import strategic_merge, templating
 from router_core.merge import wellknown
+from router_core.models import scheduler_plugins
 from router_core.models.kube import LLMISVC_CONFIG
 from router_core.models.llmisvc import LLMInferenceService
 from router_core.world.config import Environment, RouterConfig
@@ -45,8 +46,9 @@ PREFILL_WORKER_DATA_PARALLEL = "config-llm-prefill-worker-data-parallel"
 SCHEDULER = "config-llm-scheduler"
 ROUTER_ROUTE = "config-llm-router-route"
 SCHEDULER_LATENCY_PREDICTOR = "config-llm-scheduler-latency-predictor"
+#: The standalone tokenizer (KServe #5712, ``configTokenizerName``).
+TOKENIZER = "config-llm-tokenizer"
 TRACING = "config-llm-tracing"
-LATENCY_PRODUCER_PLUGIN = "predicted-latency-producer"
 #: The fields of the merged spec the router reads: only these are rendered (the workload's pod
 #: templates use workload-only template functions and are never read by the router).
 RENDERED_FIELDS = ("model", "annotations", "labels", "router", "baseRefs")
@@ -144,7 +146,10 @@ def well_known_names(spec: Wire, prefix: str) -> list[str]:
     scheduler = router.get("scheduler") if router is not None else None
     if isinstance(scheduler, dict) and not _has_pool_ref(scheduler):
         names.append(SCHEDULER)
-    if _has_latency_producer(scheduler):
+    # With a pool ref too, as in Go: the preset is merged though no tokenizer is then looked for.
+    if scheduler_plugins.is_tokenizer_enabled(scheduler):
+        names.append(TOKENIZER)
+    if scheduler_plugins.has_plugin(scheduler, scheduler_plugins.PREDICTED_LATENCY_PRODUCER):
         names.append(SCHEDULER_LATENCY_PREDICTOR)
     route = router.get("route") if router is not None else None
     if isinstance(route, dict) and not ((route.get("http") or {}).get("refs")):
@@ -177,14 +182,6 @@ def _workload_preset(workload: Wire, single: str, data: str, pipeline: str) -> l
 
 def _has_pool_ref(scheduler: Wire) -> bool:
     return bool(((scheduler.get("pool") or {}).get("ref") or {}).get("name"))
-
-
-def _has_latency_producer(scheduler: Any) -> bool:
-    """The inline scheduler config names the predicted-latency-producer plugin."""
-    if not isinstance(scheduler, dict):
-        return False
-    inline = (scheduler.get("config") or {}).get("inline")
-    return LATENCY_PRODUCER_PLUGIN in str(inline) if inline is not None else False
 
 
 def _find(reader: Reader, env: Environment, namespace: str, name: str, *, builtin: bool) -> _Found:

@@ -85,14 +85,23 @@ class ContainerPort(KubeModel):
 
 class Container(KubeModel):
     name: str = ""
+    #: Read for a ``--config-text`` scheduler config (the tokenizer and latency-predictor rules).
+    args: list[str] | None = None
     ports: list[ContainerPort] | None = None
 
 
 class PodTemplate(KubeModel):
-    """The scheduler's pod spec; only container ports and the service account are read."""
+    """The scheduler's pod spec; only container ports and args and the service account are read."""
 
     containers: list[Container] | None = None
     service_account_name: str | None = None
+
+
+class TokenizerSpec(KubeModel):
+    """``scheduler.tokenizer`` (KServe #5712): its presence asks for the standalone tokenizer; the pod
+    template is the workload reconciler's and is carried, not read."""
+
+    template: dict[str, Any] | None = None
 
 
 class SchedulerSpec(KubeModel):
@@ -102,6 +111,7 @@ class SchedulerSpec(KubeModel):
     annotations: dict[str, str] | None = None
     replicas: int | None = None
     config: dict[str, Any] | None = None
+    tokenizer: TokenizerSpec | None = None
 
     def has_pool_ref(self) -> bool:
         return self.pool is not None and self.pool.has_ref()

@@ -1,5 +1,6 @@
 """The scheduler pieces the router depends on (spec 3.3): the EPP Service, the managed InferencePools (v1 and
-v1alpha2) and ``SchedulerWorkloadReady`` derived from the scheduler Deployment.
+v1alpha2), ``TokenizerReady`` (:mod:`router_core.pools.tokenizer`) and ``SchedulerWorkloadReady`` derived
+from the tokenizer and scheduler Deployments.
 
 Scope: the scheduler Deployment, its ServiceAccount and RBAC belong to the workload reconciler; the router
 reads the Deployment for ``SchedulerWorkloadReady`` and never writes it (docs/deviations.md). Only the pool
@@ -20,6 +21,7 @@ from router_core.models.inference_pool import (
 from router_core.models.kube import DEPLOYMENT, POOL_V1, POOL_V1ALPHA2, SERVICE, ObjectMeta
 from router_core.models.llmisvc import LLMInferenceService
 from router_core.pools.scheduler_workload import mark_scheduler_workload
+from router_core.pools.tokenizer import mark_tokenizer
 from router_core.world import conditions, writes
 from router_core.world.conditions import Conditions
 from router_core.world.snapshot import PassWorld
@@ -43,9 +45,11 @@ def is_managed(svc: LLMInferenceService) -> bool:
 
 
 def reconcile_scheduler(conds: Conditions, world: PassWorld, svc: LLMInferenceService) -> None:
-    """R-SCH-2 order: Deployment condition, EPP Service, pool v1, pool v1alpha2, Stopped pool condition."""
+    """R-SCH-2 order (with KServe #5712's tokenizer first): tokenizer and scheduler Deployment conditions,
+    EPP Service, pool v1, pool v1alpha2, Stopped pool condition."""
     managed = is_managed(svc)
     try:
+        mark_tokenizer(conds, world, svc)
         _mark_workload(conds, world, svc, managed)
         _reconcile_epp_service(world, svc, managed)
         _reconcile_pool_v1(world, svc, managed)

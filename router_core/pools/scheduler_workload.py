@@ -36,11 +36,17 @@ def scheduler_workload_verdict(deployment: Deployment | None) -> tuple[str, str,
 
 def mark_scheduler_workload(conds: Conditions, deployment: Deployment | None) -> None:
     """Write the R-SCH-4 verdict to SchedulerWorkloadReady."""
+    mark_deployment_condition(conds, conditions.SCHEDULER_WORKLOAD_READY, deployment)
+
+
+def mark_deployment_condition(conds: Conditions, type_: str, deployment: Deployment | None) -> None:
+    """Write the R-SCH-4 verdict to ``type_``: KServe's ``propagateComponentDeploymentStatus`` serves the
+    scheduler and the tokenizer Deployments alike."""
     status, reason, message = scheduler_workload_verdict(deployment)
     if status == conditions.TRUE:
-        conds.mark_true(conditions.SCHEDULER_WORKLOAD_READY)
+        conds.mark_true(type_)
     else:
-        conds.mark_false(conditions.SCHEDULER_WORKLOAD_READY, reason, message)
+        conds.mark_false(type_, reason, message)
 
 
 def _is_deadline_exceeded(cond: Condition) -> bool:

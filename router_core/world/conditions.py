@@ -1,8 +1,8 @@
 """Knative condition semantics on ``status.conditions`` (spec Appendix E) and the RouterReady rollup (3.9).
 
-The router owns ``GatewaysReady``, ``HTTPRoutesReady``, ``InferencePoolReady``, ``SchedulerWorkloadReady``
-and ``RouterReady``, and keeps ``Ready`` in step as knative's living condition set does. Conditions of
-other controllers (``WorkloadsReady``, ``PresetsCombined`` …) are kept as they are.
+The router owns ``GatewaysReady``, ``HTTPRoutesReady``, ``InferencePoolReady``, ``SchedulerWorkloadReady``,
+``TokenizerReady`` and ``RouterReady``, and keeps ``Ready`` in step as knative's living condition set does.
+Conditions of other controllers (``WorkloadsReady``, ``PresetsCombined`` …) are kept as they are.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ GATEWAYS_READY = "GatewaysReady"
 HTTPROUTES_READY = "HTTPRoutesReady"
 INFERENCE_POOL_READY = "InferencePoolReady"
 SCHEDULER_WORKLOAD_READY = "SchedulerWorkloadReady"
+#: The standalone tokenizer Deployment (KServe #5712), last in the RouterReady rollup.
+TOKENIZER_READY = "TokenizerReady"
 #: Traffic splitting (KServe #5798): outside the Ready and RouterReady rollups (severity Info).
 GROUP_READY = "GroupReady"
 GROUP_DEGRADED = "GroupDegraded"
@@ -30,7 +32,13 @@ SEVERITY_INFO = "Info"
 #: ``NewLivingConditionSet(PresetsCombined, WorkloadsReady, RouterReady)`` at ``aaac4e294`` (#5918).
 TERMINAL = (PRESETS_COMBINED, WORKLOADS_READY, ROUTER_READY)
 #: The rollup order of R-RR-1: the first False among these decides RouterReady.
-ROUTER_SUBCONDITIONS = (GATEWAYS_READY, HTTPROUTES_READY, INFERENCE_POOL_READY, SCHEDULER_WORKLOAD_READY)
+ROUTER_SUBCONDITIONS = (
+    GATEWAYS_READY,
+    HTTPROUTES_READY,
+    INFERENCE_POOL_READY,
+    SCHEDULER_WORKLOAD_READY,
+    TOKENIZER_READY,
+)
 
 STOPPED_REASON = "Stopped"
 STOPPED_MESSAGE = "Service is stopped"

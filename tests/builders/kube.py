@@ -106,6 +106,36 @@ def scheduler_deployment(svc: Wire) -> Wire:
     }
 
 
+def tokenizer_deployment(svc: Wire, status: Wire | None = None) -> Wire:
+    """The standalone tokenizer Deployment KServe's reconciler would create for ``svc`` (#5712), owned by
+    it, with ``status`` when given."""
+    meta = svc["metadata"]
+    labels = naming.tokenizer_labels(meta["name"])
+    body: Wire = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(
+            naming.tokenizer_name(meta["name"]),
+            meta["namespace"],
+            labels=labels,
+            owner=meta["name"],
+            owner_kind=svc["kind"],
+            owner_uid=meta["uid"],
+        ),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": dict(labels)},
+                "spec": {"containers": [{"name": "main", "image": "tokenizer:latest"}]},
+            },
+        },
+    }
+    if status is not None:
+        body["status"] = status
+    return body
+
+
 def configmap(
     name: str,
     namespace: str | None = None,
