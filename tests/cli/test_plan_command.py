@@ -81,6 +81,27 @@ def test_minimal_presets_example_creates_route_pools_and_epp_service() -> None:
     assert doc["outcome"] == "reconciled"
 
 
+def test_5712_tokenizer_example_applies_the_tokenizer_preset_and_reads_its_deployment() -> None:
+    """KServe #5712: ``kserve-config-llm-tokenizer`` right after the scheduler preset in appliedConfigs, and
+    TokenizerReady from ``opt-tokenizer`` (not yet available), after the True SchedulerWorkloadReady."""
+    doc = yaml.safe_load(plan("-f", str(ROOT / "examples" / "tokenizer.yaml")).stdout)
+    assert [c["name"] for c in doc["status"]["appliedConfigs"]] == [
+        "kserve-config-llm-scheduler",
+        "kserve-config-llm-tokenizer",
+        "kserve-config-llm-router-route",
+        "kserve-config-llm-template",
+    ]
+    conditions = {c["type"]: c for c in doc["status"]["conditions"]}
+    assert conditions["SchedulerWorkloadReady"]["status"] == "True"
+    tokenizer = conditions["TokenizerReady"]
+    assert (tokenizer["status"], tokenizer["reason"], tokenizer["message"]) == (
+        "False",
+        "MinimumReplicasUnavailable",
+        "Deployment does not have minimum availability.",
+    )
+    assert doc["outcome"] == "reconciled"
+
+
 def test_kind_list_input_is_accepted() -> None:
     docs = list(yaml.safe_load_all((ROOT / "examples" / "minimal-presets.yaml").read_text()))
     as_list = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": docs})
