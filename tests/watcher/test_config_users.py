@@ -52,4 +52,5 @@ def test_a_base_ref_that_appears_signals_the_services_that_name_it() -> None:
 def test_before_any_merge_a_well_known_name_counts_as_used() -> None:
     world = _world(service("a", "ns1"))
     assert _keys("kserve-config-llm-scheduler", KSERVE, world) == [("ns1", "a")]
+    assert _keys("kserve-config-llm-tokenizer", KSERVE, world) == [("ns1", "a")]  # KServe #5712
     assert _keys("unrelated", KSERVE, world) == []

@@ -10,7 +10,7 @@ from router_core.models import kube
 from router_core.world.config import Environment
 from router_core.world.status_merge import merge_status
 from tests.builders import KSERVE, Wire, http_route, service
-from tests.builders.kube import crd, established, ingress_config, managed, obj
+from tests.builders.kube import crd, established, ingress_config, managed, obj, tokenizer_deployment
 from tests.builders.watch import event, observed
 from watcher import groups, mapping
 from watcher.mapping import Key, WatchedWorld
@@ -69,6 +69,12 @@ CASES = [
         "a managed Deployment affects its owner",
         event(managed(kube.DEPLOYMENT, "a-kserve-router-scheduler", "a"), MODIFIED),
         [service("a")],
+        [("ns", "a")],
+    ),
+    Case(
+        "the standalone tokenizer Deployment (KServe #5712, its own labels) affects its owner",
+        event(tokenizer_deployment(service("a"), {"availableReplicas": 1}), MODIFIED),
+        [service("a"), service("b")],
         [("ns", "a")],
     ),
     Case(
