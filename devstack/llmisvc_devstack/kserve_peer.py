@@ -11,7 +11,7 @@ and the well-known ``LLMInferenceServiceConfig`` presets from, free loopback por
 and probe servers, and serving certificates for the webhook server. controller-runtime looks for those in
 ``$TMPDIR/k8s-webhook-server/serving-certs`` (``cmd/llmisvc`` has no flag for the directory), so each peer
 gets a ``TMPDIR`` of its own. No webhook configuration is registered with kube-apiserver: the peer's
-webhooks serve, unused, as the router does not have them either. Output goes to ``<workdir>/kserve-llmisvc.log``.
+webhooks serve, unused, as the router has none either. Output goes to ``<workdir>/kserve-llmisvc.log``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ PEER_CONFIG_DATA: dict[str, str] = {
             "storageSpecSecretName": "storage-config",
             "storageSecretNameAnnotation": "serving.kserve.io/storageSecretName",
             "gcs": {"gcsCredentialFileName": "gcloud-application-credentials.json"},
-            "s3": {"s3AccessKeyIDName": "AWS_ACCESS_KEY_ID", "s3SecretAccessKeyName": "AWS_SECRET_ACCESS_KEY"},
+            "s3": {
+                "s3AccessKeyIDName": "AWS_ACCESS_KEY_ID",
+                "s3SecretAccessKeyName": "AWS_SECRET_ACCESS_KEY",
+            },
         }
     ),
 }
@@ -67,7 +70,7 @@ def binary_path(root: Path | None = None) -> Path:
 
 def _probe_ok(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=2) as answer:  # noqa: S310 - a loopback http URL we built
+        with urllib.request.urlopen(url, timeout=2) as answer:
             return int(answer.status) == 200
     except (urllib.error.URLError, OSError):
         return False
@@ -91,7 +94,9 @@ class KServePeer:
     def start(self) -> float:
         """Start the controller and wait until it is ready; the seconds it took."""
         if not self.binary.is_file():
-            raise FileNotFoundError(f"{self.binary}: KServe's controller is not built; run scripts/build-kserve")
+            raise FileNotFoundError(
+                f"{self.binary}: KServe's controller is not built; run scripts/build-kserve"
+            )
         tmp = self.workdir / "tmp"
         certs = tmp / "k8s-webhook-server" / "serving-certs"
         certs.mkdir(parents=True, exist_ok=True)
