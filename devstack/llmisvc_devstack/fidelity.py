@@ -2,9 +2,10 @@
 
 Two runs reconcile the same services in two namespace pairs (each a namespace and a KServe namespace); a
 *snapshot* of a run holds, per service, its router objects (the HTTPRoute, both InferencePools, the EPP
-Service) the router's conditions and the URLs it publishes (``status.url``, ``address``, ``addresses``). :func:`normalise` strips what legitimately differs between two runs
-(uids, resourceVersions, timestamps, managedFields, the namespaces' generated names, the status that the
-gateway controller writes on a route) and :func:`differences` lists every remaining difference as one line
+Service), the router's conditions and the URLs it publishes (``status.url``, ``address``, ``addresses``).
+:func:`normalise` strips what legitimately differs between two runs (uids, resourceVersions, timestamps,
+managedFields, the namespaces' generated names, the status that the gateway controller writes on a route)
+and :func:`differences` lists every remaining difference as one line
 ``<service> <object> <path>: <kserve> != <router>``. No I/O here: the fidelity test and the peer benchmark
 take the snapshots.
 """
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from router_core import naming
 
 Wire = dict[str, Any]
+T = TypeVar("T")
 #: Set by the API server, or by whoever writes first: never the reconciler's decision.
 SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
 #: The conditions of the router (KServe's ``router_conditions`` / ``status.go``); the workload's are not
@@ -36,11 +38,12 @@ def router_objects(service: str) -> dict[str, str]:
     }
 
 
-def _placeholders(value: Any, names: Mapping[str, str]) -> Any:
+def _placeholders(value: T, names: Mapping[str, str]) -> T:
+    """``value`` with each of a run's namespace names replaced by its placeholder, wherever it appears."""
     text = json.dumps(value, sort_keys=True)
     for name in sorted(names, key=len, reverse=True):  # "kserve-x" before a shorter name inside it
         text = text.replace(name, names[name])
-    return json.loads(text)
+    return cast(T, json.loads(text))
 
 
 def normalise(obj: Wire | None, names: Mapping[str, str]) -> Wire | None:

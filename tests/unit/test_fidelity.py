@@ -42,7 +42,7 @@ def _snapshot(route: dict[str, Any] | None, service: dict[str, Any], names: dict
 
 
 def test_uids_timestamps_namespaces_and_workload_conditions_are_ignored() -> None:
-    """Issue 21: "uids, timestamps and generated names aside", and only the router's objects and conditions."""
+    """Issue 21: "uids, timestamps and generated names aside"; only the router's objects and conditions."""
     kserve = _snapshot(_route("ns-a", "kserve-a", "u1", "1"), _service("t1"), NAMES_A)
     router = _snapshot(_route("ns-b", "kserve-b", "u2", "7"), _service("t2"), NAMES_B)
     assert fidelity.differences(kserve, router) == []
