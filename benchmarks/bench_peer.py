@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -29,14 +30,21 @@ from benchmarks.kube_stack import KSERVE_NAMESPACE, KubeStack
 from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, product
 from llmisvc_devstack.controlplane import write_kubeconfig
 from llmisvc_devstack.kserve_peer import PEER_CONFIG_DATA, KServePeer
+from router_core import naming
 from router_core.merge import wellknown
-from router_core.models.kube import CONFIGMAP, LLMISVC_CONFIG
+from router_core.models.kube import CONFIGMAP, DEPLOYMENT, LLMISVC_CONFIG
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
 TASK_QUEUE = "bench-peer"
 Figures = dict[str, float]
+AVAILABLE = {
+    "replicas": 1,
+    "readyReplicas": 1,
+    "availableReplicas": 1,
+    "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}],
+}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -79,16 +87,35 @@ def converge(fleet: Fleet, names: list[str], pids: list[int], timeout: float) ->
     }
 
 
+def make_schedulers_available(fleet: Fleet, names: list[str], stop: threading.Event) -> None:
+    """The kubelet's part for the scheduler Deployments KServe's controller creates: the simulated
+    workload controller keeps Deployments of its own, which KServe's controller would rewrite forever."""
+    while not stop.wait(0.5):
+        for name in names:
+            deployment = fleet.kube.get(DEPLOYMENT, fleet.namespace, naming.scheduler_name(name))
+            if deployment is not None and not (deployment.get("status") or {}).get("availableReplicas"):
+                fleet.kube.replace_status(DEPLOYMENT, {**deployment, "status": AVAILABLE})
+
+
 def kserve_side(workdir: Path, names: list[str], timeout: float) -> Figures:
-    with kube_stack(workdir) as stack:
+    with kube_stack(workdir, controller_args=["--no-workload"]) as stack:
         fleet = Fleet(stack)
         try:
             fleet.seed()
             configure(fleet)
             kubeconfig = _proxied_admin(stack, workdir / "kserve.kubeconfig")
+            stop = threading.Event()
+            kubelet = threading.Thread(
+                target=make_schedulers_available, args=(fleet, names, stop), daemon=True
+            )
             with KServePeer(kubeconfig, KSERVE_NAMESPACE, workdir / "peer", stack.plane.pki) as peer:
                 assert peer.component is not None and peer.component.process is not None
-                return converge(fleet, names, [peer.component.process.pid], timeout)
+                kubelet.start()
+                try:
+                    return converge(fleet, names, [peer.component.process.pid], timeout)
+                finally:
+                    stop.set()
+                    kubelet.join()
         finally:
             fleet.close()
 
