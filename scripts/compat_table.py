@@ -26,14 +26,15 @@ DOCS = ROOT / "docs/operations.md"
 BEGIN = "<!-- compat-table:begin (scripts/compat_table.py --write) -->"
 END = "<!-- compat-table:end -->"
 GO_MOD = "devstack/controlplane/go.mod"
+PEER_GO_MOD = "devstack/kserve/go.mod"
 CRDS = "devstack/llmisvc_devstack/controlplane/vendored_crds"
 WELLKNOWN = "router_core/merge/wellknown/__init__.py"
 
 
-def go_module_version(module: str) -> str:
-    found = re.search(rf"^\s*{re.escape(module)} v(\S+)", (ROOT / GO_MOD).read_text(), re.MULTILINE)
+def go_module_version(module: str, go_mod: str = GO_MOD) -> str:
+    found = re.search(rf"^\s*{re.escape(module)} v(\S+)", (ROOT / go_mod).read_text(), re.MULTILINE)
     if found is None:
-        raise SystemExit(f"{GO_MOD}: no {module}")
+        raise SystemExit(f"{go_mod}: no {module}")
     return found.group(1)
 
 
@@ -107,6 +108,12 @@ def rows() -> list[tuple[str, str, str]]:
             "KServe",
             f"router reconciler at `{seed}`; {refreshed}; CRDs at `{kserve_crd_commit()}`",
             f"`{WELLKNOWN}`, `{CRDS}/README.md`",
+        ),
+        (
+            "KServe's controller (the fidelity test's peer, `cmd/llmisvc`)",
+            f"v{go_module_version('github.com/kserve/kserve', PEER_GO_MOD)} "
+            "(the proxy does not serve the target commit; docs/deviations.md)",
+            f"`{PEER_GO_MOD}`",
         ),
         (
             "Gateway API (standard channel)",

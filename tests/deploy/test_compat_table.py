@@ -49,7 +49,13 @@ def test_every_row_names_a_version_read_from_a_pin() -> None:
 @pytest.fixture
 def pinned_copy(tmp_path: Path) -> Path:
     """The files the generator reads, copied, so that a test can move a pin."""
-    for name in ("uv.lock", "pyproject.toml", "Dockerfile", "devstack/controlplane/go.mod"):
+    for name in (
+        "uv.lock",
+        "pyproject.toml",
+        "Dockerfile",
+        "devstack/controlplane/go.mod",
+        "devstack/kserve/go.mod",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     for tree in ("devstack/llmisvc_devstack/controlplane/vendored_crds", "router_core/merge/wellknown"):
@@ -87,6 +93,13 @@ def pinned_copy(tmp_path: Path) -> Path:
             'PRESETS_COMMIT = "0123abcde"',
             "well-known configs at `0123abcde`",
             id="kserve-presets",
+        ),
+        pytest.param(
+            "devstack/kserve/go.mod",
+            "github.com/kserve/kserve v0.20.0",
+            "github.com/kserve/kserve v0.21.0",
+            "| v0.21.0 (the proxy does not serve the target commit",
+            id="kserve-peer",
         ),
     ],
 )

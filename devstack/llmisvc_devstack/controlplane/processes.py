@@ -23,7 +23,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +70,7 @@ class Component:
     log: Path
     healthy: Callable[[], bool]
     start_timeout: float = 60.0
+    env: Mapping[str, str] | None = None  # the child's environment (default: this process's)
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def start(self) -> float:
@@ -82,6 +83,7 @@ class Component:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=None if self.env is None else dict(self.env),
                 start_new_session=True,  # Ctrl-C in a terminal reaches us, and we stop it in order
                 preexec_fn=_death_signal(),  # noqa: PLW1509 - one prctl call, resolved before the fork
             )

@@ -1,0 +1,187 @@
+"""KServe's own controller and this router side by side (issue 21): the same N services (default 100), each
+on a fresh control plane with the same gateways, configs and simulated controllers
+(:mod:`benchmarks.kube_stack`); for each, the seconds until every service is ``RouterReady``, the API
+requests it made (counted by the proxy it talks through), its CPU seconds and peak RSS (for the router: its
+worker and watcher processes together; the Temporal server is not counted).
+
+    .venv/bin/python -m benchmarks.bench_peer --services 20 --json peer.json
+
+KServe's controller is ``.tools/bin/kserve-llmisvc`` (``scripts/build-kserve``: v0.20.0, see
+``devstack/kserve/go.mod``); it reconciles the workloads too, so its figures include that work. Not part
+of the test suite; do not run it at large N on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from temporalio.testing import WorkflowEnvironment
+
+from benchmarks.kube_stack import KSERVE_NAMESPACE, KubeStack
+from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, product
+from llmisvc_devstack.controlplane import write_kubeconfig
+from llmisvc_devstack.kserve_peer import PEER_CONFIG_DATA, KServePeer
+from router_core import naming
+from router_core.merge import wellknown
+from router_core.models.kube import CONFIGMAP, DEPLOYMENT, LLMISVC_CONFIG
+from worker.factory import DATA_CONVERTER
+from workflows import search_attributes
+
+TEMPORAL = Path(sys.executable).parent / "temporal"
+TASK_QUEUE = "bench-peer"
+Figures = dict[str, float]
+AVAILABLE = {
+    "replicas": 1,
+    "readyReplicas": 1,
+    "availableReplicas": 1,
+    "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}],
+}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of the process so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def configure(fleet: Fleet) -> None:
+    """What both get in the KServe namespace: ``inferenceservice-config`` and the well-known presets."""
+    ingress = json.dumps(
+        {
+            "ingressGateway": "knative-serving/knative-ingress-gateway",
+            "enableGatewayApi": True,
+            "kserveIngressGateway": "kserve/kserve-ingress-gateway",
+        }
+    )
+    data = {"ingress": ingress, **PEER_CONFIG_DATA}
+    meta = {"name": "inferenceservice-config", "namespace": KSERVE_NAMESPACE}
+    fleet.kube.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
+    for preset in wellknown.shipped_configs("kserve-", KSERVE_NAMESPACE):
+        fleet.kube.create(LLMISVC_CONFIG, preset)
+
+
+def converge(fleet: Fleet, names: list[str], pids: list[int], timeout: float) -> Figures:
+    """Create the services, wait until all are RouterReady (or ``timeout``) and the controller is quiet."""
+    cpu_before = sum(cpu_seconds(pid) for pid in pids)
+    started = time.monotonic()
+    fleet.create_all(names)
+    seen = fleet.watch_ready(names, started, timeout)
+    fleet.wait_quiet()
+    reads, writes = fleet.product_requests()
+    return {
+        "seconds_all_ready": max(seen.values()) if len(seen) == len(names) else float("nan"),
+        "ready": float(len(seen)),
+        "api_reads": float(reads),
+        "api_writes": float(writes),
+        "cpu_seconds": sum(cpu_seconds(pid) for pid in pids) - cpu_before,
+        "peak_rss_mib": sum(peak_rss_mib(pid) for pid in pids),
+    }
+
+
+def make_schedulers_available(fleet: Fleet, names: list[str], stop: threading.Event) -> None:
+    """The kubelet's part for the scheduler Deployments KServe's controller creates: the simulated
+    workload controller keeps Deployments of its own, which KServe's controller would rewrite forever."""
+    while not stop.wait(0.5):
+        for name in names:
+            deployment = fleet.kube.get(DEPLOYMENT, fleet.namespace, naming.scheduler_name(name))
+            if deployment is not None and not (deployment.get("status") or {}).get("availableReplicas"):
+                fleet.kube.replace_status(DEPLOYMENT, {**deployment, "status": AVAILABLE})
+
+
+def kserve_side(workdir: Path, names: list[str], timeout: float) -> Figures:
+    with kube_stack(workdir, controller_args=["--no-workload"]) as stack:
+        fleet = Fleet(stack)
+        try:
+            fleet.seed()
+            configure(fleet)
+            kubeconfig = _proxied_admin(stack, workdir / "kserve.kubeconfig")
+            stop = threading.Event()
+            kubelet = threading.Thread(
+                target=make_schedulers_available, args=(fleet, names, stop), daemon=True
+            )
+            with KServePeer(kubeconfig, KSERVE_NAMESPACE, workdir / "peer", stack.plane.pki) as peer:
+                assert peer.component is not None and peer.component.process is not None
+                kubelet.start()
+                try:
+                    return converge(fleet, names, [peer.component.process.pid], timeout)
+                finally:
+                    stop.set()
+                    kubelet.join()
+        finally:
+            fleet.close()
+
+
+def _proxied_admin(stack: KubeStack, path: Path) -> Path:
+    """The admin's credentials through the proxy, so the peer's requests are counted as the product's."""
+    return write_kubeconfig(path, stack.url, stack.ca_file, stack.admin_token, user="admin")
+
+
+async def router_side(workdir: Path, names: list[str], timeout: float) -> Figures:
+    port = free_port()
+    env = await WorkflowEnvironment.start_local(
+        port=port,
+        dev_server_existing_path=str(TEMPORAL),
+        data_converter=DATA_CONVERTER,
+        search_attributes=search_attributes.ALL,
+        dev_server_log_level="error",
+    )
+    try:
+        with kube_stack(workdir) as stack, ExitStack() as processes:
+            fleet = Fleet(stack)
+            try:
+                fleet.seed()
+                configure(fleet)
+                address = f"127.0.0.1:{port}"
+                pids = [
+                    processes.enter_context(
+                        product(role, stack.kubeconfig(kind), address, TASK_QUEUE, workdir / f"{role}.log")
+                    )
+                    for role, kind in (("worker", "worker"), ("watch", "watcher"))
+                ]
+                return await asyncio.to_thread(converge, fleet, names, pids, timeout)
+            finally:
+                fleet.close()
+    finally:
+        await env.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--services", type=int, default=100, help="services created at once (default 100)")
+    parser.add_argument("--json", type=Path, help="write the figures to this JSON file")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds each side may take to converge")
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the run's files (logs) here (default: a temporary directory)"
+    )
+    args = parser.parse_args(argv)
+    if args.services < 1:
+        parser.error("--services must be at least 1")
+    names = [f"svc-{i:05d}" for i in range(args.services)]
+    with ExitStack() as scope:
+        tmp = args.workdir or Path(scope.enter_context(tempfile.TemporaryDirectory(prefix="bench-peer-")))
+        print(f"KServe's controller: {args.services} services (logs under {tmp})", flush=True)
+        kserve = kserve_side(Path(tmp) / "kserve", names, args.timeout)
+        print(f"llmisvc-router: {args.services} services", flush=True)
+        router = asyncio.run(router_side(Path(tmp) / "router", names, args.timeout))
+    print(f"{'figure':<20}{'kserve':>12}{'llmisvc-router':>16}")
+    for key in kserve:
+        print(f"{key:<20}{kserve[key]:>12.1f}{router[key]:>16.1f}")
+    if args.json:
+        figures = {"services": args.services, "kserve": kserve, "llmisvc-router": router}
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0 if kserve["ready"] == router["ready"] == args.services else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
