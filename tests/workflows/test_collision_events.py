@@ -10,6 +10,7 @@ what is new, as the routing group's ``MemberDivergence`` Warning is recorded onl
 from __future__ import annotations
 
 import pytest
+from temporalio.client import Client
 
 from router_core.httproute.collisions import MODEL_NAME_COLLISION
 from router_core.models.kube import LLMISVC
@@ -32,7 +33,9 @@ async def _pass(svc: harness.Service, count: int, reason: str) -> None:
     await svc.passes(count)
 
 
-async def test_5800_the_warning_is_recorded_once_per_collision_and_again_when_it_changes(client) -> None:
+async def test_5800_the_warning_is_recorded_once_per_collision_and_again_when_it_changes(
+    client: Client,
+) -> None:
     cluster = FakeCluster([*world.minimal_world(), world.service("twin")])  # same model name
     async with harness.running_service(client, cluster) as svc:
         await svc.passes(1)
