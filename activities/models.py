@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from cluster_cache.model import SeenVersion
 from router_core.planner.drift import Drift
 from router_core.planner.plan import ObjectRef, WriteOp
+from router_core.world.events import PlannedEvent
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40
@@ -102,6 +103,9 @@ class PassDecision(BaseModel):
     drift: Drift | None = None
     #: The service left this deployment's selection: why. The workflow ends without writing anything.
     handoff: str | None = None
+    #: The Events the plan decided on (``PassPlan.events``); the workflow records those the pass before
+    #: did not plan.
+    events: list[PlannedEvent] = Field(default_factory=list)
 
     @property
     def router_ready(self) -> str:
@@ -132,6 +136,9 @@ class EvaluateInput(BaseModel):
     now: str
     status: dict[str, Any] | None = None  # the planned status; None with ``rejected`` (re-plan)
     rejected: RejectedWrite | None = None
+    #: Events to record on the service (the plan's new ones); with neither status nor ``rejected``, the
+    #: status is left as it is.
+    events: list[PlannedEvent] = Field(default_factory=list)
 
 
 class EvaluateResult(BaseModel):

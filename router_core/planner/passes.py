@@ -78,6 +78,7 @@ def plan_pass(
         status=svc.status.to_wire(),
         outcome=outcome,
         message=message if outcome is Outcome.FAILED else None,
+        events=list(world.events),
     )
 
 

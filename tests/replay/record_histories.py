@@ -135,6 +135,19 @@ async def handed_off(env: WorkflowEnvironment, client: Client) -> WorkflowHistor
         return await svc.handle.fetch_history()
 
 
+async def model_name_collision(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """Another service serves the same model name: the first pass records the ModelNameCollision
+    Warning; the resync after it plans the same Warning and records nothing (one activity)."""
+    cluster = FakeCluster([*world.minimal_world(), world.service("twin")])
+    async with harness.running_service(
+        client, cluster, resync_seconds=600, label="model-name-collision"
+    ) as svc:
+        await svc.passes(1)
+        await env.sleep(timedelta(seconds=601))
+        await svc.passes(2)
+        return await svc.handle.fetch_history()
+
+
 SCENARIOS: dict[str, Scenario] = {
     "first_pass": first_pass,
     "noop_resync": noop_resync,
@@ -144,6 +157,7 @@ SCENARIOS: dict[str, Scenario] = {
     "gone": gone,
     "shadow": shadow,
     "handed_off": handed_off,
+    "model_name_collision": model_name_collision,
 }
 
 
