@@ -63,18 +63,25 @@ class Succeed(BaseModel):
 Decision = Annotated[Advance | Wait | RollBack | Pause | Succeed, Field(discriminator="kind")]
 
 
-def ownership_problem(group: str, expected: Weights, stable: MemberObservation,
-                      candidate: MemberObservation) -> str | None:  # fmt: skip
-    """Why the rollout may not write the weights any more, or None."""
-    for member, weight in ((stable, expected.stable), (candidate, expected.candidate)):
-        if not member.exists:
-            return f"{member.name} is gone"
-        if member.group != group:
-            return f"{member.name} left group {group} (its group is {member.group or 'none'})"
-        if member.weight != weight:
-            return (f"weights edited by someone else: {member.name} has weight {member.weight}, "
-                    f"the rollout set {weight}")  # fmt: skip
+def member_problem(group: str, member: MemberObservation, weight: int) -> str | None:
+    """Why the rollout may not write this service's weight (it last wrote ``weight``), or None."""
+    if not member.exists:
+        return f"{member.name} is gone"
+    if member.group != group:
+        return f"{member.name} left group {group} (its group is {member.group or 'none'})"
+    if member.weight != weight:
+        edited = f"{member.name} has weight {member.weight}, the rollout set {weight}"
+        return f"weights edited by someone else: {edited}"
     return None
+
+
+def ownership_problem(
+    group: str, expected: Weights, stable: MemberObservation, candidate: MemberObservation
+) -> str | None:
+    """Why the rollout may not write the pair's weights any more, or None."""
+    return member_problem(group, stable, expected.stable) or member_problem(
+        group, candidate, expected.candidate
+    )
 
 
 def decide(

@@ -47,14 +47,16 @@ class RolloutPlan(BaseModel):
     proportional (Gateway API's), so with other members in the group it keeps the pair's share.
 
     A gate that is pending (a condition not True yet, a query without an answer) is waited on for at most
-    ``gate_timeout_seconds``, then counts as failed. A failed gate rolls back to the weights of the last
-    step whose gates passed (``last-good``) or gives the stable service all the traffic (``stable``)."""
+    ``gate_timeout_seconds``, then counts as failed; the gates are read every ``gate_recheck_seconds``,
+    during a dwell too. A failed gate rolls back to the weights of the last step whose gates passed
+    (``last-good``) or gives the stable service all the traffic (``stable``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     steps: list[RolloutStep] = Field(min_length=1, max_length=100)
     total_weight: int = Field(default=100, ge=1, le=MAX_WEIGHT // 100)
     gate_timeout_seconds: int = Field(default=300, ge=0, le=24 * 3600)
+    gate_recheck_seconds: int = Field(default=10, ge=1, le=3600)
     rollback: Literal["last-good", "stable"] = "last-good"
     prometheus: PrometheusGate | None = None
 
