@@ -171,7 +171,7 @@ async def test_rollout_whose_prometheus_gate_fails_half_way_rolls_back(temporal,
             handle = temporal.get_workflow_handle_for(RolloutWorkflow.run, str(started["id"]))
 
             async def at_50() -> bool:
-                status = await handle.query(RolloutWorkflow.status)
+                status: RolloutStatus = await handle.query(RolloutWorkflow.status)
                 return status.step == 2
 
             await until(at_50, "the rollout at 50%", timeout=60, interval=0.2)
