@@ -20,7 +20,7 @@ from typing import Any
 
 from temporalio import activity
 
-from activities import errors
+from activities import errors, heartbeats
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder, EventSpec
 from activities.rollout_models import (
@@ -73,7 +73,7 @@ class RolloutActivities:
     @activity.defn(name="read_rollout_members")
     def read_rollout_members(self, members: RolloutMembers) -> MembersObservation:
         """Both services from the API server (not the cache: the weights must be the latest)."""
-        with _translated():
+        with heartbeats.heartbeating(), _translated():
             return MembersObservation(
                 stable=observe(members.stable, self.api.get(LLMISVC, members.namespace, members.stable)),
                 candidate=observe(
@@ -92,7 +92,7 @@ class RolloutActivities:
         if request.target.stable > request.expected.stable:
             order.reverse()
         result = WriteWeightsResult()
-        with _translated():
+        with heartbeats.heartbeating(), _translated():
             for name, expected, target in order:
                 wrote, edited = self._write_weight(members, name, expected, target)
                 if edited is not None:

@@ -42,11 +42,15 @@ from workflows.rollout_models import (
     RolloutStatus,
     TimelineEntry,
 )
-from workflows.service_workflow import ACTIVITY_RETRY
+from workflows.service_workflow import ACTIVITY_DEADLINE, ACTIVITY_RETRY, ATTEMPT_TIMEOUT, HEARTBEAT_TIMEOUT
 
+#: As the service workflow's: retried with backoff, each attempt bounded, and a worker lost mid-write
+#: noticed by the heartbeat timeout, so another worker's retry (which finds the write made or not, and
+#: never makes it twice) comes within seconds.
 ACTIVITY_OPTIONS = workflow.ActivityConfig(
-    start_to_close_timeout=timedelta(seconds=30),
-    schedule_to_close_timeout=timedelta(minutes=5),
+    start_to_close_timeout=ATTEMPT_TIMEOUT,
+    schedule_to_close_timeout=ACTIVITY_DEADLINE,
+    heartbeat_timeout=HEARTBEAT_TIMEOUT,
     retry_policy=ACTIVITY_RETRY,
 )
 NORMAL, WARNING = "Normal", "Warning"

@@ -7,6 +7,7 @@ good weights. Each prints its timeline (step, weights, time) for the notes."""
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,10 @@ from activities.events import EVENT as EVENTS
 from router_core import naming
 from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests import prometheus
-from tests.integration.harness import Stack, conditions_of, running_stack, until
+from tests.integration.harness import WORKER_AGENT, Stack, conditions_of, running_stack, until
 from tests.integration.test_cli_commands import cli
 from tests.integration.test_routing_group import grouped, shared_backends
+from tests.integration.test_worker_process import logged, product_env, product_process
 from workflows.rollout_models import RolloutPhase, RolloutResult, RolloutStatus, rollout_workflow_id
 from workflows.rollout_workflow import RolloutWorkflow
 
@@ -188,3 +190,67 @@ async def test_rollout_whose_prometheus_gate_fails_half_way_rolls_back(temporal,
                 e["note"] for e in events if e["regarding"]["name"] == "v1" and e["type"] == "Warning"
             ]
             assert any(n.startswith("rolled-back: gate failed: prometheus") for n in warnings), warnings
+
+
+async def test_rollout_survives_sigkilled_workers_between_steps_and_mid_write(temporal, cluster, tmp_path):
+    """The worker is a real process, killed with SIGKILL twice: during a dwell (between steps) and while
+    the candidate's weight write of step 2 is held at the proxy (mid-write; the write lands after the
+    worker is dead). Each time a new worker carries the rollout on: every step is taken once, the
+    lost write is not made again, and the outcome is what it would have been."""
+    async with running_stack(temporal, cluster, controller={}, watcher=True) as stack:
+        await grouped_pair(stack)
+        assert stack.worker is not None
+        await stack.worker.stop()  # from here on the worker processes below are the task queue's only ones
+        kubeconfig = cluster.kubeconfig(tmp_path / "kubeconfig", role="worker")
+        env = product_env(temporal, cluster, stack.task_queue, kubeconfig)
+        plan = write_plan(stack, tmp_path)
+        plan.write_text(plan.read_text().replace("dwell_seconds: 2", "dwell_seconds: 6"))
+
+        with product_process("worker", env, tmp_path / "worker-1.log") as first:
+            await logged(first, tmp_path / "worker-1.log", "worker polling task queue")
+            started = await start(temporal, stack, plan)
+            handle = temporal.get_workflow_handle_for(RolloutWorkflow.run, str(started["id"]))
+
+            async def at(step: int) -> bool:
+                status: RolloutStatus = await handle.query(RolloutWorkflow.status)
+                return status.step == step
+
+            await until(lambda: at(1), "step 1", timeout=60, interval=0.2)
+            first.send_signal(signal.SIGKILL)  # between steps: dwelling at 10%
+            await asyncio.to_thread(first.wait, 10)
+        held = cluster.faults.inject(
+            verb="patch",
+            resource="llminferenceservices",
+            name="v2",
+            user_agent=WORKER_AGENT,
+            hang=True,
+            times=1,
+        )
+        with product_process("worker", env, tmp_path / "worker-2.log") as second:
+            await logged(second, tmp_path / "worker-2.log", "worker polling task queue")
+
+            async def write_held() -> bool:
+                return held.fired > 0
+
+            await until(write_held, "step 2's write of v2 held at the proxy", timeout=60, interval=0.2)
+            second.send_signal(signal.SIGKILL)  # mid-write: v1 has 50, v2's 50 is on its way
+            await asyncio.to_thread(second.wait, 10)
+        cluster.faults.release(held.id)  # the write goes through, its worker is gone
+        with product_process("worker", env, tmp_path / "worker-3.log") as third:
+            await logged(third, tmp_path / "worker-3.log", "worker polling task queue")
+            result: RolloutResult = await asyncio.wait_for(handle.result(), 120)
+            status: RolloutStatus = await handle.query(RolloutWorkflow.status)  # a query needs a worker
+        assert result.phase == RolloutPhase.SUCCEEDED, result
+        assert await weights(stack) == (0, 100)
+        print_timeline("rollout through two SIGKILLed workers", status)
+        assert [(e.step, e.weights.candidate) for e in status.timeline] == [
+            (0, 0),
+            (1, 10),
+            (2, 50),
+            (3, 100),
+        ]
+        # Three steps, two services each, and not one weight written twice.
+        patches = cluster.counter.count(
+            verb="patch", resource="llminferenceservices", subresource="", user_agent=WORKER_AGENT
+        )
+        assert patches == 6
