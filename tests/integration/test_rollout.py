@@ -230,7 +230,7 @@ async def test_rollout_survives_sigkilled_workers_between_steps_and_mid_write(te
             await logged(second, tmp_path / "worker-2.log", "worker polling task queue")
 
             async def write_held() -> bool:
-                return held.fired > 0
+                return bool(held.fired > 0)
 
             await until(write_held, "step 2's write of v2 held at the proxy", timeout=60, interval=0.2)
             second.send_signal(signal.SIGKILL)  # mid-write: v1 has 50, v2's 50 is on its way
