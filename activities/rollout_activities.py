@@ -19,10 +19,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities import errors, heartbeats
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder, EventSpec
+from activities.management import Management
 from activities.rollout_models import (
     MembersObservation,
     MetricQueryInput,
@@ -40,6 +42,10 @@ from router_core.rollout.gates import MemberObservation, MetricSample
 #: and, when the weight is still the rollout's, tries again; this often, then it is left to Temporal.
 CONFLICT_RETRIES = 3
 EVENT_ACTION = "Rollout"
+SHADOW_MODE = "ShadowMode"
+SHADOW_REFUSAL = (
+    "this worker runs in shadow mode and writes nothing; run the rollout on a worker in write mode"
+)
 
 
 def stored_weight(raw: Wire) -> int:
@@ -65,10 +71,17 @@ def observe(name: str, raw: Wire | None) -> MemberObservation:
 class RolloutActivities:
     """Bound to the cluster connection (and the process's cache, kept fresh with what is written)."""
 
-    def __init__(self, api: ClusterApi, events: EventRecorder, view: ClusterView | None = None) -> None:
+    def __init__(
+        self,
+        api: ClusterApi,
+        events: EventRecorder,
+        view: ClusterView | None = None,
+        management: Management | None = None,
+    ) -> None:
         self.api = api
         self.events = events
         self.view = view
+        self.management = management or Management()
 
     @activity.defn(name="read_rollout_members")
     def read_rollout_members(self, members: RolloutMembers) -> MembersObservation:
@@ -83,6 +96,10 @@ class RolloutActivities:
 
     @activity.defn(name="write_rollout_weights")
     def write_rollout_weights(self, request: WriteWeightsInput) -> WriteWeightsResult:
+        if self.management.shadow:  # the workflow pauses, saying why
+            raise ApplicationError(
+                SHADOW_REFUSAL, type=SHADOW_MODE, non_retryable=True, category=ApplicationErrorCategory.BENIGN
+            )
         members = request.members
         # The service that loses weight first: the candidate's share stays between the old and the new.
         order = [

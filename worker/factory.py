@@ -79,7 +79,7 @@ def build_worker(
     """The worker; with ``deployment`` (``worker.versioning``), a version of a Worker Deployment. Its
     ``shutdown()`` stops polling at once and gives running activities ``shutdown_grace`` to finish. The
     rollouts' activities share the router's cluster connection, cache and Event recorder."""
-    rollouts = RolloutActivities(activities.api, activities.events, activities.view)
+    rollouts = RolloutActivities(activities.api, activities.events, activities.view, activities.management)
     return Worker(
         client,
         task_queue=task_queue,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from activities.rollout_activities import RolloutActivities
 from activities.rollout_models import (
@@ -60,6 +60,12 @@ async def _until(check: Callable[[], bool], timeout: timedelta, timeout_summary:
     """Wait until ``check`` holds or ``timeout`` passes (a durable timer named ``timeout_summary``)."""
     with contextlib.suppress(TimeoutError):  # the timeout is an answer, not a failure
         await workflow.wait_condition(check, timeout=timeout, timeout_summary=timeout_summary)
+
+
+def _cause(err: ActivityError) -> str:
+    """What went wrong, in the activity's words."""
+    cause = err.cause
+    return cause.message if isinstance(cause, ApplicationError) else str(cause or err)
 
 
 @workflow.defn(name=ROLLOUT_WORKFLOW_NAME, sandboxed=False)  # as the service workflow: a pure core
@@ -139,7 +145,7 @@ class RolloutWorkflow:
                 state.adopt_weights = False
             sample = await self._sample()
         except ActivityError as err:
-            return await self._pause(f"cannot read the services: {err.cause or err}")
+            return await self._pause(f"cannot read the services: {_cause(err)}")
         state.gates = gates.evaluate(seen.stable, seen.candidate, self.plan.prometheus, sample)
         pending = (workflow.now() - state.pending_since).total_seconds() if state.pending_since else 0.0
         move = decision.decide(
@@ -257,7 +263,7 @@ class RolloutWorkflow:
                 RolloutActivities.write_rollout_weights, request, **ACTIVITY_OPTIONS
             )
         except ActivityError as err:
-            problem = f"cannot write the weights ({what}): {err.cause or err}"
+            problem = f"cannot write the weights ({what}): {_cause(err)}"
         else:
             if result.edited is None:
                 state.progress = state.progress.model_copy(update={"expected": target})

@@ -22,6 +22,7 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.events import EventRecorder
+from activities.management import Management
 from activities.rollout_activities import RolloutActivities
 from activities.rollout_models import RolloutMembers, WriteWeightsInput
 from activities.router_activities import RouterActivities
@@ -309,3 +310,24 @@ async def test_rollout_write_is_idempotent() -> None:
     half = FakeCluster([member("stable", 90), member("canary", 0)])
     resumed = RolloutActivities(half, EventRecorder(half)).write_rollout_weights(request)
     assert (resumed.written, half.writes) == (["canary"], ["patch LLMInferenceService llm/canary"])
+
+
+async def test_rollout_in_shadow_mode_writes_nothing_and_pauses(client: Client) -> None:
+    cluster = FakeCluster([member("stable", 100), member("canary", 0)])
+    members = RolloutMembers(namespace=world.NAMESPACE, group=GROUP, stable="stable", candidate="canary")
+    suffix = uuid.uuid4().hex[:8]
+    with ThreadPoolExecutor(max_workers=4) as executor:
+        activities = RouterActivities(cluster, cluster, world.ENV, Management.of("shadow"))
+        async with build_worker(client, f"rollout-shadow-{suffix}", activities, executor, WorkerSizing(4)):
+            handle = await client.start_workflow(
+                RolloutWorkflow.run,
+                RolloutInput(members=members, plan=parse_plan(PLAN)),
+                id=f"{rollout_workflow_id(world.NAMESPACE, GROUP)}-{suffix}",
+                task_queue=f"rollout-shadow-{suffix}",
+            )
+            run = Rollout(cluster, handle)
+            status = await run.until(lambda s: s.phase == RolloutPhase.PAUSED, "the rollout to pause")
+            await handle.terminate("test finished")
+    assert status.reason.startswith("cannot write the weights (step 1): this worker runs in shadow mode")
+    assert weights_of(cluster) == Weights(stable=100, candidate=0)
+    assert not [w for w in cluster.writes if w.startswith("patch")]
