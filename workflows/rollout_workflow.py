@@ -29,7 +29,7 @@ from router_core.rollout import weights as weight_rules
 from router_core.rollout.decision import Advance, Pause, Progress, RollBack, Succeed, Wait
 from router_core.rollout.gates import GateState, MetricSample
 from router_core.rollout.weights import Weights
-from workflows import descriptions, rollout_details
+from workflows import descriptions, rollout_details, rollout_metrics
 from workflows.rollout_models import (
     MAX_TIMELINE,
     ROLLOUT_WORKFLOW_NAME,
@@ -98,6 +98,7 @@ class RolloutWorkflow:
         self.state.initial = start
         self.state.progress = Progress(next_step=0, expected=start, last_good=start)
         self._note(0, start, "started")
+        rollout_metrics.record_step(self.members, 0)
         steps = " → ".join(f"{s.weight}%" for s in self.plan.steps)
         await self._event(
             NORMAL,
@@ -147,6 +148,7 @@ class RolloutWorkflow:
         except ActivityError as err:
             return await self._pause(f"cannot read the services: {_cause(err)}")
         state.gates = gates.evaluate(seen.stable, seen.candidate, self.plan.prometheus, sample)
+        rollout_metrics.record_gates(self.members, state.gates)
         pending = (workflow.now() - state.pending_since).total_seconds() if state.pending_since else 0.0
         move = decision.decide(
             self.plan, self.members.group, state.progress, seen.stable, seen.candidate, state.gates, pending
@@ -178,6 +180,7 @@ class RolloutWorkflow:
         if not await self._write(target, f"step {step + 1}", step + 1):
             return
         state.progress = Progress(next_step=step + 1, expected=target, last_good=good)
+        rollout_metrics.record_step(self.members, step + 1)
         dwell = self.plan.steps[step].dwell_seconds
         state.dwell_until = workflow.now() + timedelta(seconds=dwell)
         if state.phase == RolloutPhase.PAUSED:
