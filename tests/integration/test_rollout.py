@@ -249,8 +249,13 @@ async def test_rollout_survives_sigkilled_workers_between_steps_and_mid_write(te
             (2, 50),
             (3, 100),
         ]
-        # Three steps, two services each, and not one weight written twice.
-        patches = cluster.counter.count(
-            verb="patch", resource="llminferenceservices", subresource="", user_agent=WORKER_AGENT
-        )
-        assert patches == 6
+        # Three steps, two services each, and not one weight written twice. A patch may also have lost the
+        # race to the router's own status write of the same object (409): that one wrote nothing.
+        patches = {
+            "verb": "patch",
+            "resource": "llminferenceservices",
+            "subresource": "",
+            "user_agent": WORKER_AGENT,
+        }
+        codes = [r.code for r in cluster.counter.records(**patches)]
+        assert codes.count(200) == 6 and set(codes) <= {200, 409}, codes
