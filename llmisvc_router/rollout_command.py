@@ -29,7 +29,7 @@ from router_core.rollout import plan as plans
 from router_core.rollout.plan import RolloutPlan
 from runtime import exit_codes, kube, logs, temporal
 from worker.settings import OrchestratorSettings
-from workflows.rollout_details import summary
+from workflows.rollout_details import static_details, summary
 from workflows.rollout_models import ControlRequest, RolloutInput, RolloutStatus, rollout_workflow_id
 from workflows.rollout_workflow import RolloutWorkflow
 
@@ -205,6 +205,7 @@ async def _start(
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,  # one rollout per group
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,  # a finished one may be run again
             static_summary=summary(request.members, request.plan),
+            static_details=static_details(request.members),
         )
     except WorkflowAlreadyStartedError as err:
         raise CommandError(

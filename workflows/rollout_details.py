@@ -29,6 +29,22 @@ def summary(members: RolloutMembers, plan: RolloutPlan) -> str:
     return f"rollout {members.namespace}/{members.group}: {members.stable} → {members.candidate}, {steps}"
 
 
+def static_details(members: RolloutMembers) -> str:
+    """The rollout's fixed Markdown details: what it is and how to drive it."""
+    key = f"{members.namespace}/{members.group}"
+    return "\n".join(
+        [
+            f"Moves routing group `{key}`'s traffic from `{members.stable}` to `{members.candidate}` step by "
+            "step, writing only `spec.router.route.weight` (docs/rollouts.md).",
+            "",
+            f"- `llmisvc-router rollout status {key}`: where it is",
+            f"- `llmisvc-router rollout pause|resume|promote|abort {key}`: steer it",
+            f"- `kubectl describe llmisvc -n {members.namespace} {members.candidate}`: its Events",
+            "- Updates: `pause`, `resume`, `promote`, `abort`; query: `status`.",
+        ]
+    )
+
+
 def details(status: RolloutStatus) -> str:
     """The current details: Markdown, a few lines and two short tables."""
     lines = [

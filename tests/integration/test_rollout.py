@@ -135,6 +135,12 @@ async def test_rollout_10_50_100_completes_on_the_real_control_plane(temporal, c
         assert again[0] == 1 and f"is running already: {started['id']}" in again[2], again
 
         handle = temporal.get_workflow_handle_for(RolloutWorkflow.run, str(started["id"]))
+        described = await handle.describe()
+        summary = f"rollout {stack.namespace}/llama: v1 → v2, 10% → 50% → 100%"
+        assert await described.static_summary() == summary
+        assert f"llmisvc-router rollout status {stack.namespace}/llama" in (
+            await described.static_details() or ""
+        )
         result: RolloutResult = await asyncio.wait_for(handle.result(), 90)
         assert result.phase == RolloutPhase.SUCCEEDED, result
         assert await weights(stack) == (0, 100)
