@@ -25,6 +25,8 @@ def test_histories_are_committed() -> None:
         "gone",
         "shadow",
         "handed_off",
+        "rollout_paused_and_resumed",
+        "rollout_rolled_back",
     }
 
 
