@@ -215,7 +215,12 @@ class RolloutWorkflow:
         by = state.command_reason
         if state.adopt_weights:  # paused by an edit: a promotion starts from the weights as they are
             assert state.progress is not None
-            state.progress = state.progress.model_copy(update={"expected": (await self._read()).weights})
+            try:
+                seen = await self._read()
+            except ActivityError as err:
+                state.command = None
+                return await self._pause(f"cannot promote, cannot read the services: {_cause(err)}")
+            state.progress = state.progress.model_copy(update={"expected": seen.weights})
             state.adopt_weights = False
         if await self._write(weight_rules.promoted(self.plan), f"promoted by {by}"):
             await self._end(RolloutPhase.SUCCEEDED, f"promoted by {by}", NORMAL, "RolloutPromoted")

@@ -331,3 +331,19 @@ async def test_rollout_in_shadow_mode_writes_nothing_and_pauses(client: Client) 
     assert status.reason.startswith("cannot write the weights (step 1): this worker runs in shadow mode")
     assert weights_of(cluster) == Weights(stable=100, candidate=0)
     assert not [w for w in cluster.writes if w.startswith("patch")]
+
+
+async def test_rollout_promote_after_an_edit_starts_from_the_weights_as_they_are(
+    client: Client, env: WorkflowEnvironment
+) -> None:
+    async with rollout(client) as run:
+        await run.until(lambda s: s.step == 1, "step 1")
+        canary = run.cluster.read(LLMISVC, world.NAMESPACE, "canary")
+        assert canary is not None
+        canary["spec"]["router"]["route"]["weight"] = 30
+        run.cluster.put(canary)
+        await env.sleep(20)
+        await run.until(lambda s: s.phase == RolloutPhase.PAUSED, "the rollout to pause")
+        done = await run.handle.execute_update(RolloutWorkflow.promote, ControlRequest(by="alice"))
+        assert (done.phase, done.reason) == (RolloutPhase.SUCCEEDED, "promoted by alice")
+        assert weights_of(run.cluster) == Weights(stable=0, candidate=100)
