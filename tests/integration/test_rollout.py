@@ -141,9 +141,19 @@ async def test_rollout_10_50_100_completes_on_the_real_control_plane(temporal, c
         assert f"llmisvc-router rollout status {stack.namespace}/llama" in (
             await described.static_details() or ""
         )
+        group = f"{stack.namespace}/{GROUP}"
+        code, out, err = await cli(temporal, stack, "rollout", "pause", group)
+        assert code == 0, err
+        assert yaml.safe_load(out)["phase"] == "paused"
+        code, out, err = await cli(temporal, stack, "rollout", "pause", group)
+        assert (code, out) == (1, "") and "is paused already" in err, err
+        code, out, err = await cli(temporal, stack, "rollout", "resume", group)
+        assert code == 0, err
         result: RolloutResult = await asyncio.wait_for(handle.result(), 90)
         assert result.phase == RolloutPhase.SUCCEEDED, result
         assert await weights(stack) == (0, 100)
+        code, out, err = await cli(temporal, stack, "rollout", "abort", group)
+        assert code == 3 and f"no running rollout of group {group}" in err, (code, err)
 
         code, out, err = await cli(temporal, stack, "rollout", "status", f"{stack.namespace}/{GROUP}")
         assert code == 0, err
