@@ -35,6 +35,7 @@ MODULE_OF_COMMAND = {
     "register-search-attributes": "search_attributes_command",
     "uninstall": "uninstall_command",
     "codec-server": "codec_server_command",
+    "rollout": "rollout_command",
 }
 ALL_MODULES = tuple(dict.fromkeys(MODULE_OF_COMMAND.values()))
 

@@ -14,11 +14,13 @@ from temporalio.worker import Replayer, Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.heartbeats import HeartbeatScheduler
+from activities.rollout_activities import RolloutActivities
 from activities.router_activities import RouterActivities
 from runtime import temporal
+from workflows.rollout_workflow import RolloutWorkflow
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
-WORKFLOWS: Sequence[type] = (LLMInferenceServiceWorkflow,)
+WORKFLOWS: Sequence[type] = (LLMInferenceServiceWorkflow, RolloutWorkflow)
 #: Deterministic, side-effect-free modules loaded once outside the sandbox instead of per workflow run.
 #: ``opentelemetry`` too, with or without the tracing plugin: its global tracer provider must be the
 #: process's, not a fresh copy per run (the pass span of ``workflows.pass_telemetry`` looks it up).
@@ -75,12 +77,14 @@ def build_worker(
     shutdown_grace: timedelta = DEFAULT_SHUTDOWN_GRACE,
 ) -> Worker:
     """The worker; with ``deployment`` (``worker.versioning``), a version of a Worker Deployment. Its
-    ``shutdown()`` stops polling at once and gives running activities ``shutdown_grace`` to finish."""
+    ``shutdown()`` stops polling at once and gives running activities ``shutdown_grace`` to finish. The
+    rollouts' activities share the router's cluster connection, cache and Event recorder."""
+    rollouts = RolloutActivities(activities.api, activities.events, activities.view, activities.management)
     return Worker(
         client,
         task_queue=task_queue,
         workflows=list(WORKFLOWS),
-        activities=activities.all(),
+        activities=[*activities.all(), *rollouts.all()],
         activity_executor=executor,
         interceptors=[HeartbeatScheduler()],  # activities.heartbeats.heartbeating() works through it
         max_concurrent_activities=sizing.activity_threads,

@@ -46,7 +46,14 @@ def commands() -> dict[str, argparse.ArgumentParser]:
 
 
 def options(command: str) -> set[str]:
-    return set(commands()[command]._option_string_actions)
+    """The command's options and, for a command with actions (``rollout start``), theirs."""
+    parser = commands()[command]
+    found = set(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= set(sub._option_string_actions)
+    return found
 
 
 def doc_lines() -> list[tuple[str, int, str]]:

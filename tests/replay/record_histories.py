@@ -1,6 +1,6 @@
 """Record the histories that ``test_replay.py`` replays: a few representative runs of
-``LLMInferenceServiceWorkflow`` on the time-skipping test server, over the in-memory cluster of the
-workflow tests, each written to ``histories/<scenario>.json``.
+``LLMInferenceServiceWorkflow`` and of ``RolloutWorkflow`` on the time-skipping test server, over the
+in-memory cluster of the workflow tests, each written to ``histories/<scenario>.json``.
 
 Run from the repository root after a deliberate, compatible change to the workflow (never to make a
 failing replay pass: that failure means running workflows would break)::
@@ -23,8 +23,11 @@ from activities.cluster_api import ApiError
 from activities.management import Management
 from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
 from tests.workflows import harness, world
+from tests.workflows import test_rollout_workflow as rollouts
 from tests.workflows.fake_cluster import FakeCluster
 from workflows.models import ReconcileSignal
+from workflows.rollout_models import ControlRequest
+from workflows.rollout_workflow import RolloutWorkflow
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -148,6 +151,36 @@ async def model_name_collision(env: WorkflowEnvironment, client: Client) -> Work
         return await svc.handle.fetch_history()
 
 
+#: A rollout plan whose dwells are watched twice each: a short history with every kind of turn in it.
+ROLLOUT_PLAN = {
+    "steps": [{"weight": w, "dwell_seconds": 60} for w in (10, 50, 100)],
+    "gate_recheck_seconds": 30,
+    "gate_timeout_seconds": 60,
+}
+
+
+async def rollout_paused_and_resumed(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """``RolloutWorkflow`` 10% → 50% → 100%, paused and resumed at step 1, to ``succeeded``."""
+    async with rollouts.rollout(client, ROLLOUT_PLAN) as run:
+        await run.until(lambda s: s.step == 1, "step 1")
+        await run.handle.execute_update(RolloutWorkflow.pause, ControlRequest(by="record_histories"))
+        await run.handle.execute_update(RolloutWorkflow.resume, ControlRequest(by="record_histories"))
+        await run.handle.result()
+        return await run.handle.fetch_history()
+
+
+async def rollout_rolled_back(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """The candidate's ``WorkloadsReady`` turns False at step 1: the gates wait, then roll back."""
+    cluster = FakeCluster([rollouts.member("stable", 100), rollouts.member("canary", 0)])
+    async with rollouts.rollout(client, ROLLOUT_PLAN, cluster) as run:
+        await run.until(lambda s: s.step == 1, "step 1")
+        canary = cluster.read(LLMISVC, world.NAMESPACE, "canary") or {}
+        canary["status"]["conditions"][2]["status"] = "False"
+        cluster.put(canary)
+        await run.handle.result()
+        return await run.handle.fetch_history()
+
+
 SCENARIOS: dict[str, Scenario] = {
     "first_pass": first_pass,
     "noop_resync": noop_resync,
@@ -158,6 +191,8 @@ SCENARIOS: dict[str, Scenario] = {
     "shadow": shadow,
     "handed_off": handed_off,
     "model_name_collision": model_name_collision,
+    "rollout_paused_and_resumed": rollout_paused_and_resumed,
+    "rollout_rolled_back": rollout_rolled_back,
 }
 
 

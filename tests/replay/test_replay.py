@@ -26,6 +26,8 @@ def test_histories_are_committed() -> None:
         "shadow",
         "handed_off",
         "model_name_collision",
+        "rollout_paused_and_resumed",
+        "rollout_rolled_back",
     }
 
 

@@ -185,6 +185,10 @@ class FakeCluster:
             stored = self._objects.get(key)
             if stored is None:
                 raise ApiError(404, f"{type_.plural} {name!r} not found")
+            wanted = (patch.get("metadata") or {}).get("resourceVersion")
+            if wanted is not None and wanted != stored["metadata"]["resourceVersion"]:
+                # The API server's optimistic concurrency: a patch naming a version applies to it only.
+                raise ApiError(409, f"Operation cannot be fulfilled on {type_.plural} {name!r}: modified")
             merged = merge_patch(stored, patch)
             merged["metadata"]["resourceVersion"] = str(next(self._versions))
             self._objects[key] = merged
