@@ -1,6 +1,7 @@
-"""A simulated KServe workload controller for the dev stack: it reports ``WorkloadsReady=True`` on every
-LLMInferenceService and keeps a ready scheduler Deployment for each one whose router has a managed
-scheduler, as KServe's workload reconciler would once the model servers run.
+"""A simulated KServe workload controller for the dev stack: it reports ``WorkloadsReady=True`` and the
+primary workload's ready replica (``status.workloads``) on every LLMInferenceService, and keeps a ready
+scheduler Deployment for each one whose router has a managed scheduler, as KServe's workload reconciler
+would once the model servers run.
 
 llmisvc-router only reads that Deployment (for ``SchedulerWorkloadReady``); without something creating it
 no service in the dev stack could become Ready. It lists and watches the services and Deployments (the
@@ -38,10 +39,14 @@ DEPLOYMENTS = ("apps", "v1", "deployments")
 log = logging.getLogger(__name__)
 
 
+def is_stopped(svc: Obj) -> bool:
+    annotations = (svc.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get("serving.kserve.io/stop", "")).lower() == "true"
+
+
 def wants_scheduler(svc: Obj) -> bool:
     """A managed scheduler (no pool ref) on a service that is not stopped."""
-    annotations = (svc.get("metadata") or {}).get("annotations") or {}
-    if str(annotations.get("serving.kserve.io/stop", "")).lower() == "true":
+    if is_stopped(svc):
         return False
     scheduler = ((svc.get("spec") or {}).get("router") or {}).get("scheduler")
     if scheduler is None:
@@ -179,19 +184,40 @@ class SimulatedWorkloadController:
         return cast(Obj, replaced)
 
     def _mark_workloads_ready(self, svc: Obj) -> None:
-        """What KServe's workload reconciler reports once the model server runs (a conflict: next round)."""
-        conditions = (svc.get("status") or {}).get("conditions") or []
-        if any(_is(c, "WorkloadsReady") and c.get("status") == "True" for c in conditions):
+        """What KServe's workload reconciler reports once the model server runs (a conflict: next round):
+        ``WorkloadsReady=True`` and, unless the service is stopped, ``status.workloads`` naming the primary
+        Deployment with its ready replica, which routing-group peers read to know a member is routable.
+        What is there already is left alone, so a test may report other replica counts."""
+        status = dict(svc.get("status") or {})
+        conditions = status.get("conditions") or []
+        ready = any(_is(c, "WorkloadsReady") and c.get("status") == "True" for c in conditions)
+        observed = is_stopped(svc) or (status.get("workloads") or {}).get("primary") is not None
+        if ready and observed:
             return
-        ready = {"type": "WorkloadsReady", "status": "True", "lastTransitionTime": _now()}
-        others = [c for c in conditions if not _is(c, "WorkloadsReady")]  # others' entries kept as they are
-        status = {
-            **(svc.get("status") or {}),
-            "conditions": sorted(
-                [*others, ready], key=lambda c: str(c.get("type") if isinstance(c, dict) else "")
-            ),
-        }
+        if not ready:
+            marked = {"type": "WorkloadsReady", "status": "True", "lastTransitionTime": _now()}
+            others = [c for c in conditions if not _is(c, "WorkloadsReady")]  # others' kept as they are
+            status["conditions"] = sorted(
+                [*others, marked], key=lambda c: str(c.get("type") if isinstance(c, dict) else "")
+            )
+        if not observed:
+            status["workloads"] = primary_workload(svc)
         self._services.put(self._replace_status(SERVICES, {**svc, "status": status}))
+
+
+def primary_workload(svc: Obj) -> Obj:
+    """KServe's ``status.workloads`` of a running single-node service: its main Deployment
+    (``<name>-kserve``) with one ready replica, and the workload Service in front of it."""
+    name = svc["metadata"]["name"]
+    return {
+        "primary": {
+            "apiGroup": "apps",
+            "kind": "Deployment",
+            "name": naming.child_name(name, "-kserve"),
+            "readyReplicas": 1,
+        },
+        "service": {"kind": "Service", "name": naming.workload_service_name(name)},
+    }
 
 
 def _now() -> str:
