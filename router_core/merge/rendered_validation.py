@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from router_core import naming
+from router_core.merge import config_merge
 from router_core.merge.config_merge import AppliedConfig
 from router_core.models.kube import LLMISVC
 
@@ -90,13 +91,30 @@ class Verdict(BaseModel):
 def dry_run_object(name: str, namespace: str, spec: Wire) -> Wire:
     """The throwaway LLMInferenceService KServe creates with ``dryRun=All`` for a merged ``spec``.
 
-    A generated name, never a fixed one: a fixed name would collide with a real ``<name>-validation``."""
+    A generated name, never a fixed one: a fixed name would collide with a real ``<name>-validation``.
+    The fields the router does not render (the workload's pod templates) lose their values that are
+    still templates: KServe would judge the rendered value, and the template's text would be refused
+    by a pattern (a resource quantity) that the rendered value meets."""
+    sent = {k: v if k in config_merge.RENDERED_FIELDS else _without_templates(v) for k, v in spec.items()}
     return {
         "apiVersion": LLMISVC.api_version,
         "kind": LLMISVC.kind,
         "metadata": {"generateName": naming.child_name(name, NAME_SUFFIX), "namespace": namespace},
-        "spec": spec,
+        "spec": sent,
     }
+
+
+def _without_templates(value: Any) -> Any:
+    """``value`` without the object fields whose value is an unrendered template (``{{ … }}``)."""
+    if isinstance(value, dict):
+        return {k: _without_templates(v) for k, v in value.items() if not _is_template(v)}
+    if isinstance(value, list):
+        return [_without_templates(v) for v in value]
+    return value
+
+
+def _is_template(value: Any) -> bool:
+    return isinstance(value, str) and "{{" in value
 
 
 def digest_of(obj: Wire) -> str:

@@ -360,3 +360,20 @@ def test_5918_invalid_rendered_config_the_digest_ignores_key_order_not_content()
     other = rendered_validation.dry_run_object("svc", "ns", {"model": {"uri": "u", "name": "n"}})
     assert rendered_validation.digest_of(one) == rendered_validation.digest_of(same)
     assert rendered_validation.digest_of(one) != rendered_validation.digest_of(other)
+
+
+def test_5918_invalid_rendered_config_unrendered_pod_template_values_are_left_out() -> None:
+    """The router renders only the fields it reads; a value of the workload's pod template that is
+    still a template (a quantity the config's loose schema took) is not sent, since its text would break
+    a pattern that KServe's rendered value meets. The rest of the template is sent as merged."""
+    resources = {"limits": {"cpu": "{{ .Spec.Replicas }}", "memory": "1Gi"}}
+    container = {"name": "main", "resources": resources, "args": ["--model={{ .Spec.Model.Name }}"]}
+    config = _custom_config(template={"containers": [container]})
+
+    dry_run = _plan(_service(), {}, *_world()[:2], config).dry_run
+
+    assert dry_run is not None
+    (sent,) = dry_run["spec"]["template"]["containers"]
+    assert sent["resources"] == {"limits": {"memory": "1Gi"}}
+    assert sent["args"] == ["--model={{ .Spec.Model.Name }}"], "list items carry no pattern: kept"
+    assert dry_run["spec"]["model"] == b.model()
