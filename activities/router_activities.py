@@ -235,7 +235,7 @@ class RouterActivities:
                     self.api,
                     lambda verdicts: passes.plan_pass(svc, reader, self.env, request.now, rejected, verdicts),
                     request.verdict,
-                    checked=True,
+                    checked=not self.management.shadow,
                 )
                 status = plan.status
             written = self._write_status(raw, status)
