@@ -135,6 +135,20 @@ async def handed_off(env: WorkflowEnvironment, client: Client) -> WorkflowHistor
         return await svc.handle.fetch_history()
 
 
+async def rendered_rejected(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """KServe #5918: the API server refuses the merged spec (422), the re-check 10 s later reuses the
+    verdict kept in the workflow's state, and a resync after it too."""
+    cluster = FakeCluster(world.minimal_world())
+    message = 'LLMInferenceService.serving.kserve.io "opt-validation-abcde" is invalid: spec: Invalid value'
+    body = {"kind": "Status", "reason": "Invalid", "code": 422, "message": message}
+    cluster.fail("dry_run", ApiError(422, message, body=body), kind="LLMInferenceService")
+    async with harness.running_service(client, cluster, label="rendered-rejected") as svc:
+        await svc.passes(1)
+        await env.sleep(timedelta(seconds=11))
+        await svc.passes(2)
+        return await svc.handle.fetch_history()
+
+
 SCENARIOS: dict[str, Scenario] = {
     "first_pass": first_pass,
     "noop_resync": noop_resync,
@@ -144,6 +158,7 @@ SCENARIOS: dict[str, Scenario] = {
     "gone": gone,
     "shadow": shadow,
     "handed_off": handed_off,
+    "rendered_rejected": rendered_rejected,
 }
 
 

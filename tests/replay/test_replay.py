@@ -25,6 +25,7 @@ def test_histories_are_committed() -> None:
         "gone",
         "shadow",
         "handed_off",
+        "rendered_rejected",
     }
 
 
