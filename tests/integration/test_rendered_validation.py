@@ -120,7 +120,8 @@ async def test_5918_invalid_rendered_config_a_cel_rule_of_the_crd_refuses_a_merg
     into a service that sets ``replicas`` (each alone is valid)."""
     async with running_stack(temporal, cluster, watcher=True) as stack:
         config = team_route(stack.namespace, "x-team")
-        config["spec"]["scaling"] = {"minReplicas": 1, "maxReplicas": 2, "keda": {}}
+        keda = {"triggers": [{"type": "cpu", "metadata": {"value": "50"}}]}
+        config["spec"]["scaling"] = {"minReplicas": 1, "maxReplicas": 2, "keda": keda}
         await stack.create(LLMISVC_CONFIG, config)
         body = world.service(NAME, stack.namespace, router={"route": {}, "gateway": {}})
         body["spec"] |= {"baseRefs": [{"name": CONFIG}], "replicas": 1}
@@ -131,7 +132,7 @@ async def test_5918_invalid_rendered_config_a_cel_rule_of_the_crd_refuses_a_merg
 
         assert presets["reason"] == "InvalidRenderedConfig"
         assert presets["message"].endswith(
-            ']: spec: Invalid value: "object": replicas and scaling are mutually exclusive; use scaling for '
+            "]: spec: Invalid value: replicas and scaling are mutually exclusive; use scaling for "
             "autoscaled deployments or replicas for static deployments"
         ), presets["message"]
 
@@ -170,11 +171,11 @@ async def _route_with_header(stack: Stack, header: str) -> Wire | None:
     return route if header in names else None
 
 
-EXAMPLES = sorted(glob.glob("examples/*.yaml"))
+EXAMPLES = sorted(glob.glob("examples/*.yaml") + glob.glob("config/samples/*.yaml"))
 
 
 async def test_5918_the_merged_specs_of_the_examples_and_fixtures_pass_the_real_crd(cluster: Cluster) -> None:
-    """Every service of ``examples/`` and the integration tests' own, merged as a pass merges it, is
+    """Every service of ``examples/``, ``config/samples/`` and the integration tests' own, merged as a pass merges it, is
     accepted by kube-apiserver's dry run: a refused one would change the outcome of every test and demo
     built on it."""
     refused, checked = await asyncio.to_thread(dry_run_every_example, cluster)

@@ -2,8 +2,10 @@
 ``renderedConfigConditionMessage``): the merged spec is dry-run created as a throwaway service, and the
 API server's answer decides ``PresetsCombined``. Ported from ``config_merge_reconcile_test.go``
 (``TestReconcileBaseRefs_DryRunValidatesRenderedSpec``, ``_InvalidConfigClearsStaleReady``,
-``_DryRunTransientFailureRequeues``); the Status bodies are kube-apiserver's answers to the dry runs of
-``tests/integration/test_rendered_validation.py``, as it sent them."""
+``_DryRunTransientFailureRequeues``). ``INVALID_HEADER``, ``CEL_RULE`` and ``FORBIDDEN`` are the Status
+bodies the pinned kube-apiserver answered to such dry runs (the vendored aaac4e294 CRD; ``FORBIDDEN`` asked
+as an account without ``create``, here named as the worker in namespace ``ns``); ``WEBHOOK_DOWN`` is
+KServe's own transient example in the same shape, since no admission webhook runs on the test plane."""
 
 from __future__ import annotations
 
@@ -32,13 +34,13 @@ INVALID_HEADER: Wire = {
     "metadata": {},
     "status": "Failure",
     "message": (
-        'LLMInferenceService.serving.kserve.io "svc-validation-x7k2p" is invalid: '
+        'LLMInferenceService.serving.kserve.io "svc-validation-jm92z" is invalid: '
         f'{HEADER_FIELD}: Invalid value: "svc invalid": {HEADER_FIELD} in body should match '
         f"'{HEADER_PATTERN}'"
     ),
     "reason": "Invalid",
     "details": {
-        "name": "svc-validation-x7k2p",
+        "name": "svc-validation-jm92z",
         "group": "serving.kserve.io",
         "kind": "LLMInferenceService",
         "causes": [
@@ -58,19 +60,19 @@ CEL_RULE: Wire = {
     "apiVersion": "v1",
     "metadata": {},
     "status": "Failure",
-    "message": 'LLMInferenceService.serving.kserve.io "svc-validation-q9w8e" is invalid: spec: Invalid '
-    'value: "object": replicas and scaling are mutually exclusive; use scaling for autoscaled '
-    "deployments or replicas for static deployments",
+    "message": 'LLMInferenceService.serving.kserve.io "svc-validation-tqw7g" is invalid: spec: Invalid '
+    "value: replicas and scaling are mutually exclusive; use scaling for autoscaled deployments or "
+    "replicas for static deployments",
     "reason": "Invalid",
     "details": {
-        "name": "svc-validation-q9w8e",
+        "name": "svc-validation-tqw7g",
         "group": "serving.kserve.io",
         "kind": "LLMInferenceService",
         "causes": [
             {
                 "reason": "FieldValueInvalid",
-                "message": 'Invalid value: "object": replicas and scaling are mutually exclusive; use '
-                "scaling for autoscaled deployments or replicas for static deployments",
+                "message": "Invalid value: replicas and scaling are mutually exclusive; use scaling for "
+                "autoscaled deployments or replicas for static deployments",
                 "field": "spec",
             }
         ],
@@ -219,7 +221,7 @@ def test_5918_invalid_rendered_config_clears_a_stale_ready() -> None:
     ready = plans.condition(plan, "Ready")
     assert ready is not None and (ready["status"], ready["reason"]) == ("False", "InvalidRenderedConfig")
     assert ready["message"].endswith(
-        ']: spec: Invalid value: "object": replicas and scaling are mutually exclusive; use scaling for '
+        "]: spec: Invalid value: replicas and scaling are mutually exclusive; use scaling for "
         "autoscaled deployments or replicas for static deployments"
     )
     router = plans.condition(plan, "RouterReady")
