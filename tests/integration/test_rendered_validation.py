@@ -175,9 +175,9 @@ EXAMPLES = sorted(glob.glob("examples/*.yaml") + glob.glob("config/samples/*.yam
 
 
 async def test_5918_the_merged_specs_of_the_examples_and_fixtures_pass_the_real_crd(cluster: Cluster) -> None:
-    """Every service of ``examples/``, ``config/samples/`` and the integration tests' own, merged as a pass merges it, is
-    accepted by kube-apiserver's dry run: a refused one would change the outcome of every test and demo
-    built on it."""
+    """Every service of ``examples/``, ``config/samples/`` and the integration tests' own, merged as a
+    pass merges it, is accepted by kube-apiserver's dry run: a refused one would change the outcome of
+    every test and demo built on it."""
     refused, checked = await asyncio.to_thread(dry_run_every_example, cluster)
     assert refused == []
     assert checked > len(EXAMPLES)
