@@ -8,6 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
 from activities.cluster_api import ApiError
 from router_core.merge.rendered_validation import Outcome
@@ -19,12 +21,14 @@ from workflows.service_workflow import RECHECK_FIRST, LLMInferenceServiceWorkflo
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-INVALID = {
+MESSAGE = (
+    'LLMInferenceService.serving.kserve.io "opt-validation-abcde" is invalid: spec.model.uri: Required value'
+)
+INVALID: dict[str, Any] = {
     "kind": "Status",
     "apiVersion": "v1",
     "status": "Failure",
-    "message": 'LLMInferenceService.serving.kserve.io "opt-validation-abcde" is invalid: spec.model.uri: '
-    "Required value",
+    "message": MESSAGE,
     "reason": "Invalid",
     "details": {
         "causes": [{"reason": "FieldValueRequired", "message": "Required value", "field": "spec.model.uri"}]
@@ -45,7 +49,7 @@ def presets_combined(cluster: FakeCluster) -> dict[str, Any]:
     return dict(found)
 
 
-async def test_5918_the_verdict_is_asked_once_and_kept_for_the_passes_after(client) -> None:
+async def test_5918_the_verdict_is_asked_once_and_kept_for_the_passes_after(client: Client) -> None:
     cluster = FakeCluster(world.minimal_world())
     async with harness.running_service(client, cluster) as svc:
         await svc.passes(1)
@@ -60,17 +64,17 @@ async def test_5918_the_verdict_is_asked_once_and_kept_for_the_passes_after(clie
 
 
 async def test_5918_a_rejection_is_invalid_rendered_config_and_is_not_asked_again_at_the_recheck(
-    env, client
+    env: WorkflowEnvironment, client: Client
 ) -> None:
     cluster = FakeCluster(world.minimal_world())
-    cluster.fail("dry_run", ApiError(422, INVALID["message"], body=INVALID), kind="LLMInferenceService")
+    cluster.fail("dry_run", ApiError(422, MESSAGE, body=INVALID), kind="LLMInferenceService")
     async with harness.running_service(client, cluster, resync_seconds=3600) as svc:
         first = await svc.passes(1)
         await env.sleep(RECHECK_FIRST + timedelta(seconds=1))
         state = await svc.passes(2)
 
     assert first.last is not None and first.last.outcome == "failed"
-    assert first.last.message == f"rendered config rejected: {INVALID['message']}"
+    assert first.last.message == f"rendered config rejected: {MESSAGE}"
     presets = presets_combined(cluster)
     assert (presets["status"], presets["reason"]) == ("False", "InvalidRenderedConfig")
     assert presets["message"].endswith("]: spec.model.uri: Required value")
@@ -81,7 +85,9 @@ async def test_5918_a_rejection_is_invalid_rendered_config_and_is_not_asked_agai
     )
 
 
-async def test_5918_a_check_without_an_answer_is_unknown_and_asked_again_at_the_recheck(env, client) -> None:
+async def test_5918_a_check_without_an_answer_is_unknown_and_asked_again_at_the_recheck(
+    env: WorkflowEnvironment, client: Client
+) -> None:
     cluster = FakeCluster(world.minimal_world())
     cluster.fail(
         "dry_run", ApiError(0, "POST /apis/serving.kserve.io: connection refused"), kind="LLMInferenceService"
