@@ -16,6 +16,7 @@ from cluster_cache.model import SeenVersion
 from router_core.merge.rendered_validation import Verdict
 from router_core.planner.drift import Drift
 from router_core.planner.plan import ObjectRef, WriteOp
+from router_core.world.events import PlannedEvent
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40
@@ -108,6 +109,9 @@ class PassDecision(BaseModel):
     #: The API server's verdict on a merged spec the workflow had none for, asked by this pass
     #: (``activities.rendered_check``): the workflow keeps it while it is final.
     verdict: Verdict | None = None
+    #: The Events the plan decided on (``PassPlan.events``); the workflow records those the pass before
+    #: did not plan.
+    events: list[PlannedEvent] = Field(default_factory=list)
 
     @property
     def router_ready(self) -> str:
@@ -139,6 +143,9 @@ class EvaluateInput(BaseModel):
     status: dict[str, Any] | None = None  # the planned status; None with ``rejected`` (re-plan)
     rejected: RejectedWrite | None = None
     verdict: Verdict | None = None  # the one the pass was planned with, for the re-plan
+    #: Events to record on the service (the plan's new ones); with neither status nor ``rejected``, the
+    #: status is left as it is.
+    events: list[PlannedEvent] = Field(default_factory=list)
 
 
 class EvaluateResult(BaseModel):

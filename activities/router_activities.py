@@ -23,7 +23,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from activities import errors, heartbeats, payload_guard, phase_writes, service_status, shadow, write_guard
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
-from activities.events import EventRecorder
+from activities.events import EventRecorder, EventSpec
 from activities.management import Management
 from activities.models import (
     DIGEST_LIMIT,
@@ -167,6 +167,7 @@ class RouterActivities:
             reads=list(digest[:DIGEST_LIMIT]),
             reads_left_out=max(0, len(digest) - DIGEST_LIMIT),
             live_reads=reader.live_reads,
+            events=plan.events,
         )
 
     def _wait_fresh(self, seen: list[SeenVersion]) -> None:
@@ -220,14 +221,15 @@ class RouterActivities:
 
     @activity.defn(name="evaluate_conditions")
     def evaluate_conditions(self, request: EvaluateInput) -> EvaluateResult:
-        """Write the router's part of the status if it changed; re-plan it first after a refused write."""
+        """Write the router's part of the status if it changed (re-planned first after a refused write),
+        then record the plan's Events on the service."""
         reader = CachedReader(self.view, self.api)
         with _translated():
             raw = self._read_service(reader, request.key)
             if raw is None or (raw.get("metadata") or {}).get("uid") != request.uid:
                 return EvaluateResult(written=False)  # gone or replaced: nothing of ours to write
             plan: PassPlan | None = None
-            status = request.status or {}
+            status = request.status
             if request.rejected is not None:
                 rejected = {request.rejected.ref: request.rejected.error}
                 svc = _service(raw, request.key)
@@ -238,13 +240,15 @@ class RouterActivities:
                     checked=not self.management.shadow,
                 )
                 status = plan.status
-            written = self._write_status(raw, status)
+            written = status is not None and self._write_status(raw, status)
+            for event in request.events:
+                self.events.record(raw, EventSpec(event.type, event.reason, event.note))
         return EvaluateResult(
             written=written,
             outcome=PassOutcome(plan.outcome.value) if plan is not None else None,
             message=payload_guard.clip(plan.message) if plan is not None and plan.message else None,
-            conditions=_conditions(status),
-            url=status.get("url"),
+            conditions=_conditions(status or {}),
+            url=(status or {}).get("url"),
         )
 
     def _write_status(self, raw: Wire, planned: dict[str, Any]) -> bool:

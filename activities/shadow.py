@@ -18,8 +18,10 @@ def decision(
     stored_status: dict[str, Any],
     planned_status: dict[str, Any],
 ) -> PassDecision:
-    """``planned`` without its writes and status (nothing is to be written, and the history keeps only
-    what it needs), with the drift: the objects those writes would change and the status lines."""
+    """``planned`` without its writes, status and Events (nothing is to be written or told, and the
+    history keeps only what it needs), with the drift: the objects those writes would change and the
+    status lines."""
     ops = [op for phase in Phase for op in writes.get(phase, [])]
     report = drift.pass_drift(ops, live, stored_status, planned_status)
-    return planned.model_copy(update={"shadow": True, "writes": {}, "status": None, "drift": report})
+    update = {"shadow": True, "writes": {}, "status": None, "drift": report, "events": []}
+    return planned.model_copy(update=update)

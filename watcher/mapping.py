@@ -11,6 +11,9 @@ the same whatever the number of services) — and :func:`affected_services` appl
   left, when it is created or deleted or its traffic fields change (:mod:`watcher.groups`, KServe's
   ``groupMemberEventHandler``): even the router's own status write on a member is such a change when it
   flips the member's RouterReady or its advertised models, which its peers route by;
+* an LLMInferenceService -> the other services of its namespace that claim a model name it claimed or
+  claims, when it is created or deleted or what their collision check reads of it changes
+  (:mod:`watcher.model_names`, the ``ModelNameCollision`` Warning);
 * an owned object (label ``app.kubernetes.io/part-of=llminferenceservice`` and a controller owner
   reference of kind LLMInferenceService) -> its owner;
 * a Gateway -> services whose status lists it, whose merged spec names it in ``gateway.refs`` or in the
@@ -48,7 +51,7 @@ from router_core.world.config import (
     RouterConfig,
     load_router_config,
 )
-from watcher import groups, uses
+from watcher import groups, model_names, uses
 from watcher.config_users import config_users
 from watcher.model import DELETED, MODIFIED, Affected, WatchEvent, Wire
 
@@ -86,6 +89,7 @@ class WatchedWorld:
     _merged: dict[Key, LLMInferenceService | None] = field(default_factory=dict, repr=False)
     _index: uses.UsersIndex = field(default_factory=uses.UsersIndex, repr=False)
     group_index: groups.GroupIndex = field(default_factory=groups.GroupIndex, repr=False)
+    model_index: model_names.ModelNameIndex = field(default_factory=model_names.ModelNameIndex, repr=False)
 
     @classmethod
     def empty(cls, env: Environment, shadow: bool = False) -> WatchedWorld:
@@ -126,6 +130,7 @@ class WatchedWorld:
     def _put_service(self, key: Key, obj: Wire | None) -> None:
         previous = self.services.get(key)
         self.group_index.put(key, obj)
+        self.model_index.put(key, obj)
         if obj is None:
             self.services.pop(key, None)
             self._merged.pop(key, None)
@@ -214,8 +219,14 @@ def affected_services(event: WatchEvent, world: WatchedWorld) -> list[Affected]:
         key = (event.namespace, event.name)
         previous = world.services.get(key)
         peers = [] if event.initial else _group_peers(event, key, previous, world)
+        claimants = [] if event.initial else _name_claimants(event, key, previous, world)
         reason = event.describe()
         affected = [Affected(ns, name, f"{reason} (a member of its routing group)") for ns, name in peers]
+        affected += [
+            Affected(ns, name, f"{reason} (it claims one of the same model names)")
+            for ns, name in claimants
+            if (ns, name) not in peers
+        ]
         if (
             not world.shadow
             and event.type == MODIFIED
@@ -246,6 +257,16 @@ def _group_peers(event: WatchEvent, key: Key, previous: Wire | None, world: Watc
         return groups.affected_peers(event.type, key, previous, event.obj, world.group_index)
     except Exception as err:  # the service itself is still signalled
         log.warning("cannot map %s to its routing group: %s", event.describe(), _one_line(err))
+        return []
+
+
+def _name_claimants(event: WatchEvent, key: Key, previous: Wire | None, world: WatchedWorld) -> list[Key]:
+    try:
+        return model_names.affected_claimants(event.type, key, previous, event.obj, world.model_index)
+    except Exception as err:  # the service itself is still signalled
+        log.warning(
+            "cannot map %s to the services sharing its model names: %s", event.describe(), _one_line(err)
+        )
         return []
 
 

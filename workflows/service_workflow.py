@@ -327,7 +327,10 @@ class LLMInferenceServiceWorkflow:
         if self._state.drift is not None and self._state.drift.mode == "shadow":
             self._state.drift = drift_report.write_pass(self._key, workflow.now())
         written, rejected = await self._write_phases(decision)
-        if rejected is None and decision.status is None:
+        # The plan's Events that the pass before did not plan: an unchanged warning is told once.
+        events = [e for e in decision.events if e not in self._state.announced]
+        if rejected is None and decision.status is None and not events:
+            self._state.announced = decision.events
             return summaries.pass_summary(decision, written, False, workflow.now())
         evaluated: EvaluateResult = await self._local_activity(
             RouterActivities.evaluate_conditions,
@@ -338,10 +341,12 @@ class LLMInferenceServiceWorkflow:
                 status=decision.status if rejected is None else None,
                 rejected=rejected,
                 verdict=self._state.rendered,
+                events=events,
             ),
             f"evaluate the conditions of {self._key}"
             + (f" after the API refused to write {rejected.ref.kind}" if rejected else ""),
         )
+        self._state.announced = decision.events
         if rejected is None:
             return summaries.pass_summary(decision, written, evaluated.written, workflow.now())
         return summaries.pass_summary(

@@ -95,6 +95,7 @@ def plan_pass(
         status=svc.status.to_wire(),
         outcome=outcome,
         message=message if outcome is Outcome.FAILED else None,
+        events=list(world.events),
     )
 
 

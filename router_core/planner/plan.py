@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from router_core.models.kube import ObjectKey, key_of, type_of
+from router_core.world.events import PlannedEvent
 
 
 class Outcome(StrEnum):
@@ -47,7 +48,8 @@ class ObjectRef(BaseModel):
 
 
 class PassPlan(BaseModel):
-    """What one pass decided: objects to create/update and delete, the new status and how it ended."""
+    """What one pass decided: objects to create/update and delete, the new status, how it ended, and the
+    Events its rules decided on (besides those of its writes and status changes)."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -59,9 +61,11 @@ class PassPlan(BaseModel):
     #: Set when the pass stopped for want of the API server's verdict on the merged spec (KServe #5918):
     #: the throwaway object to create with ``dryRun=All`` (``router_core.merge.rendered_validation``).
     dry_run: dict[str, Any] | None = None
+    events: list[PlannedEvent] = Field(default_factory=list)
 
     def to_document(self) -> dict[str, Any]:
-        """The ``plan`` command's output document (``message`` only when the pass failed)."""
+        """The ``plan`` command's output document (``message`` only when the pass failed, ``events`` only
+        when there are some)."""
         doc: dict[str, Any] = {
             "apply": self.apply,
             "delete": [ref.model_dump(by_alias=True, exclude_none=True) for ref in self.delete],
@@ -70,6 +74,8 @@ class PassPlan(BaseModel):
         }
         if self.message is not None:
             doc["message"] = self.message
+        if self.events:
+            doc["events"] = [event.model_dump() for event in self.events]
         return doc
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from router_core import naming
 from router_core.checks.references import referenced_routes
-from router_core.httproute import lora_routing, managed, model_routing, routing_group
+from router_core.httproute import collisions, lora_routing, managed, model_routing, routing_group
 from router_core.models.gateway_api import HTTPRoute
 from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1_GROUP, POOL_V1ALPHA2, POOL_V1ALPHA2_GROUP
 from router_core.models.llmisvc import LLMInferenceService
@@ -67,7 +67,8 @@ def _check_match_limit(route: HTTPRoute) -> None:
 def reconcile_http_routes(
     conds: Conditions, world: PassWorld, svc: LLMInferenceService, config: RouterConfig, env: Environment
 ) -> list[ResolvedGateway]:
-    """R-RT-1..7: delete, create or update the managed route, then write the routing status."""
+    """R-RT-1..7: delete, create or update the managed route, then write the routing status; with a
+    route spec, the ``ModelNameCollision`` Warning when another service claims one of its model names."""
     # Deleting needs only the name: a LoRA strategy that cannot be applied never blocks a clean-up (P6).
     name = naming.route_name(svc.name)
     if svc.is_stopped() or svc.spec.router is None or svc.spec.router.route is None:
@@ -83,6 +84,9 @@ def reconcile_http_routes(
     if svc.http_has_refs():
         writes.delete(world, svc, HTTPROUTE, svc.namespace, name)
     if svc.http_has_spec():
+        # KServe checks before the route write, with or without model-based routing: the publisher
+        # paths carry the model names either way.
+        collisions.check(world, svc)
         expected = build_expected_route(world, svc, config)
         if membership is not None:
             routing_group.rewrite_rules(expected, svc, membership.matching)

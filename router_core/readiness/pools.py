@@ -60,6 +60,8 @@ def evaluate_pools(
         return None
     if svc.spec.router is None or svc.scheduler() is None:
         conds.unset(conditions.INFERENCE_POOL_READY)
+        if svc.status.router is not None:
+            svc.status.router.scheduler = None  # KServe #5798: cleared when the scheduler goes
         return None
     if svc.pool_has_ref():
         return evaluate_external_pool(conds, svc, external_pool, keys)

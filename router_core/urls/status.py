@@ -33,7 +33,8 @@ def update_routing_status(
     env: Environment,
     routes: list[HTTPRoute],
 ) -> list[ResolvedGateway]:
-    """R-ST-1..10: write the routing status; return the de-duplicated resolved gateways."""
+    """R-ST-1..10: write the routing status; return the de-duplicated resolved gateways. A stopped
+    service and one without a route lose ``status.router``; otherwise it is updated in place."""
     status = svc.status
     if svc.is_stopped():
         status.router = status.address = status.addresses = status.url = None  # P4 clears the URL too
@@ -45,8 +46,11 @@ def update_routing_status(
         return []
     discovered, resolved = _discover_all(world, config, env, routes)
     if routes:
-        group = status.router.group if status.router is not None else None  # set by the route step
-        status.router = RouterStatus(gateways=addressing.build_observed_gateways(routes) or None, group=group)
+        # KServe #5798: updated in place, only the gateways; the scheduler and the group are the
+        # other steps' to set and to clear, so a step that stops early leaves its part as it was.
+        if status.router is None:
+            status.router = RouterStatus()
+        status.router.gateways = addressing.build_observed_gateways(routes) or None
     discovered.sort(key=lambda d: d.url)
     status.url = _status_url(svc, config, env, discovered)
     status.addresses = [addressing.sourced_address(d, svc, env.cluster_domain) for d in discovered] or None

@@ -3,7 +3,8 @@
 A pass never talks to the API server. It reads a :class:`Snapshot` (a closed world: what is not in it does
 not exist) through a :class:`PassWorld`, which records every create, update and delete the rules decide
 on and serves later reads from those writes (decision P8: a read after a write in the same pass sees the
-written object, with the status it had before the write). The recorded writes become the plan.
+written object, with the status it had before the write). The recorded writes, and the Events the rules
+decide on, become the plan.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from router_core.models.kube import BUILTIN_TYPES, KubeObject, ObjectKey, ResourceType, key_of
+from router_core.world.events import PlannedEvent
 
 M = TypeVar("M", bound=KubeObject)
 Wire = dict[str, Any]
@@ -80,6 +82,8 @@ class PassWorld:
         self._written: dict[ObjectKey, Wire | None] = {}
         self.applied: dict[ObjectKey, Wire] = {}
         self.deleted: dict[ObjectKey, None] = {}
+        #: Events the rules decided on (``router_core.world.events``), in the order they were decided.
+        self.events: list[PlannedEvent] = []
 
     def is_installed(self, type_: ResourceType) -> bool:
         return self.reader.is_installed(type_)
@@ -114,6 +118,10 @@ class PassWorld:
         self.deleted[key] = None
         self.applied.pop(key, None)
         self._written[key] = None
+
+    def record_event(self, event: PlannedEvent) -> None:
+        if event not in self.events:
+            self.events.append(event)
 
 
 def _key_of(type_: ResourceType, obj: Wire) -> ObjectKey:

@@ -82,10 +82,17 @@ def pinned_copy(tmp_path: Path) -> Path:
         ),
         pytest.param(
             "router_core/merge/wellknown/__init__.py",
-            'KSERVE_COMMIT = "6c74cae8d"',
-            'KSERVE_COMMIT = "0123abcde"',
-            "router reconciler at `0123abcde`",
+            'TARGET_COMMIT = "aaac4e294"',
+            'TARGET_COMMIT = "0123abcde"',
+            "router rules at `0123abcde`",
             id="kserve",
+        ),
+        pytest.param(
+            "router_core/merge/wellknown/__init__.py",
+            'SEED_COMMIT = "6c74cae8d"',
+            'SEED_COMMIT = "0123abcde"',
+            "seeded from `0123abcde`",
+            id="kserve-seed",
         ),
         pytest.param(
             "router_core/merge/wellknown/__init__.py",

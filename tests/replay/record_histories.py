@@ -136,8 +136,8 @@ async def handed_off(env: WorkflowEnvironment, client: Client) -> WorkflowHistor
 
 
 async def rendered_rejected(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
-    """KServe #5918: the API server refuses the merged spec (422), the re-check 10 s later reuses the
-    verdict kept in the workflow's state, and a resync after it too."""
+    """KServe #5918: the API server refuses the merged spec (422), and the re-check 10 s later reuses the
+    verdict kept in the workflow's state."""
     cluster = FakeCluster(world.minimal_world())
     message = 'LLMInferenceService.serving.kserve.io "opt-validation-abcde" is invalid: spec: Invalid value'
     body = {"kind": "Status", "reason": "Invalid", "code": 422, "message": message}
@@ -145,6 +145,19 @@ async def rendered_rejected(env: WorkflowEnvironment, client: Client) -> Workflo
     async with harness.running_service(client, cluster, label="rendered-rejected") as svc:
         await svc.passes(1)
         await env.sleep(timedelta(seconds=11))
+        await svc.passes(2)
+        return await svc.handle.fetch_history()
+
+
+async def model_name_collision(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """Another service serves the same model name: the first pass records the ModelNameCollision
+    Warning; the resync after it plans the same Warning and records nothing (one activity)."""
+    cluster = FakeCluster([*world.minimal_world(), world.service("twin")])
+    async with harness.running_service(
+        client, cluster, resync_seconds=600, label="model-name-collision"
+    ) as svc:
+        await svc.passes(1)
+        await env.sleep(timedelta(seconds=601))
         await svc.passes(2)
         return await svc.handle.fetch_history()
 
@@ -159,6 +172,7 @@ SCENARIOS: dict[str, Scenario] = {
     "shadow": shadow,
     "handed_off": handed_off,
     "rendered_rejected": rendered_rejected,
+    "model_name_collision": model_name_collision,
 }
 
 

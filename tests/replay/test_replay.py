@@ -26,6 +26,7 @@ def test_histories_are_committed() -> None:
         "shadow",
         "handed_off",
         "rendered_rejected",
+        "model_name_collision",
     }
 
 

@@ -641,3 +641,124 @@ TRAFFIC_FIELDS = [
 @pytest.mark.parametrize(("old", "new", "changed"), TRAFFIC_FIELDS)
 def test_traffic_fields_changed(old: Wire, new: Wire, changed: bool) -> None:
     assert groups.traffic_fields_changed(old, new) is changed
+
+
+# --- model names two services claim (the ModelNameCollision Warning, KServe #5800) ----------------
+
+
+def claiming(
+    name: str,
+    model: str,
+    *,
+    namespace: str = "ns",
+    adapters: tuple[str, ...] = (),
+    advertised: tuple[str, ...] | None = None,
+    group: str | None = None,
+    annotations: dict[str, str] | None = None,
+) -> Wire:
+    """A service with a route spec serving ``model`` (and ``adapters``); ``advertised`` names the models
+    of its ``status.addresses`` (publisher names in its namespace)."""
+    spec_model: Wire = {"name": model}
+    if adapters:
+        spec_model["lora"] = {"adapters": [{"name": a} for a in adapters]}
+    route: Wire = {"http": {"spec": {}}} | ({"group": group, "weight": 1} if group is not None else {})
+    svc = service(name, namespace, router={"route": route}, model=spec_model, annotations=annotations)
+    if advertised is not None:
+        models = [{"name": f"publishers/{namespace}/models/{m}"} for m in advertised]
+        svc["status"] = {"addresses": [{"url": f"http://x/{namespace}/{name}", "models": models}]}
+    return svc
+
+
+MODEL_NAME_EVENTS = [
+    pytest.param(
+        [claiming("a", "m"), claiming("b", "other")],
+        event(claiming("c", "m")),
+        [("ns", "c"), ("ns", "a")],
+        id="a_new_service_signals_those_claiming_its_model_name",
+    ),
+    pytest.param(
+        [claiming("a", "m"), claiming("c", "m")],
+        event(claiming("c", "m"), DELETED),
+        [("ns", "c"), ("ns", "a")],
+        id="a_deleted_service_signals_those_it_collided_with",
+    ),
+    pytest.param(
+        [claiming("a", "m1"), claiming("b", "m2"), claiming("c", "m1")],
+        event(claiming("c", "m2"), MODIFIED),
+        [("ns", "c"), ("ns", "a"), ("ns", "b")],
+        id="a_new_model_name_signals_the_claimants_of_the_old_and_the_new_one",
+    ),
+    pytest.param(
+        [claiming("a", "base", adapters=("m",))],
+        event(claiming("c", "m")),
+        [("ns", "c"), ("ns", "a")],
+        id="an_adapter_name_is_claimed_too",
+    ),
+    pytest.param(
+        [claiming("a", "m", namespace="elsewhere")],
+        event(claiming("c", "m")),
+        [("ns", "c")],
+        id="only_services_of_the_same_namespace",
+    ),
+    pytest.param(
+        [claiming("a", "m"), claiming("c", "m")],
+        event(claiming("c", "m", annotations={"unrelated": "x"}), MODIFIED),
+        [("ns", "c")],
+        id="a_change_that_keeps_the_names_signals_only_the_service",
+    ),
+    pytest.param(
+        [claiming("a", "m"), claiming("c", "m")],
+        event(
+            {**claiming("c", "m"), "metadata": {**claiming("c", "m")["metadata"], "deletionTimestamp": "t"}},
+            MODIFIED,
+        ),
+        [("ns", "c"), ("ns", "a")],
+        id="a_service_being_deleted_stops_colliding",
+    ),
+    pytest.param(
+        [claiming("a", "m"), claiming("c", "m")],
+        event(claiming("c", "m", group="g"), MODIFIED),
+        [("ns", "c"), ("ns", "a")],
+        id="joining_a_routing_group_changes_who_collides",
+    ),
+    pytest.param(
+        [claiming("a", "m", group="g"), claiming("c", "m", group="g")],
+        event(claiming("c", "m", group="g", annotations={"serving.kserve.io/stop": "true"}), MODIFIED),
+        [("ns", "c"), ("ns", "a")],
+        id="a_group_peer_claiming_the_name_is_signalled_once",
+    ),
+    pytest.param(
+        [claiming("a", "m"), claiming("c", "m")],
+        event(claiming("c", "m"), initial=True),
+        [("ns", "c")],
+        id="the_first_list_signals_nobody_else_every_first_pass_checks",
+    ),
+]
+
+
+@pytest.mark.parametrize(("services", "change", "expected"), MODEL_NAME_EVENTS)
+def test_5800_a_change_of_model_names_signals_the_services_claiming_them(
+    services: list[Wire], change: WatchEvent, expected: list[Key]
+) -> None:
+    assert _affected(services, change) == expected
+
+
+def test_5800_the_routers_status_write_advertising_other_names_signals_their_claimants_only() -> None:
+    """The service's own status write is an echo for it, but what it advertises is what the others'
+    collision checks read: the claimants of the names it was compared by and of those it now advertises."""
+    before = claiming("c", "m")
+    after = {**claiming("c", "m", advertised=("m2",)), "metadata": before["metadata"]}
+    services = [claiming("a", "m"), claiming("b", "m2"), claiming("d", "unrelated"), before]
+    assert _affected(services, event(after, MODIFIED, old=before)) == [("ns", "a"), ("ns", "b")]
+
+
+def test_5800_a_status_write_advertising_the_spec_names_signals_nobody() -> None:
+    before = claiming("c", "m")
+    after = {**claiming("c", "m", advertised=("m",)), "metadata": before["metadata"]}
+    assert _affected([claiming("a", "m"), before], event(after, MODIFIED, old=before)) == []
+
+
+def test_5800_a_service_is_found_under_the_names_its_status_advertises() -> None:
+    """A pass compares by the merged spec (a baseRef may set the model name), which its status shows."""
+    merged_elsewhere = claiming("a", "from-spec", advertised=("from-base-ref",))
+    assert _affected([merged_elsewhere], event(claiming("c", "from-base-ref"))) == [("ns", "c"), ("ns", "a")]

@@ -17,8 +17,11 @@ from typing import Any
 
 import yaml
 
-#: The commit of KServe's router reconciler the project was seeded from (docs/deviations.md).
-KSERVE_COMMIT = "6c74cae8d"
+#: The KServe commit the router's rules follow, with PR #6174 on top (issue 23, docs/deviations.md).
+TARGET_COMMIT = "aaac4e294"
+#: The commit of KServe's router reconciler the project was seeded from; its rules are kept wherever
+#: upstream did not change them by :data:`TARGET_COMMIT`.
+SEED_COMMIT = "6c74cae8d"
 #: The commit of ``config/llmisvcconfig/`` every shipped config is copied from (the target of issue 23:
 #: the 12-rule route preset of #5822/#5826, the tokenizer preset of #5712, the scheduler without its
 #: in-pod UDS tokenizer).

@@ -1,0 +1,226 @@
+"""The ``ModelNameCollision`` Warning (KServe #5800): the 17 cases of upstream's table as data, and where a
+pass plans the Event.
+
+Upstream at ``aaac4e294``: ``pkg/controller/v1alpha2/llmisvc/router_validation_internal_test.go``
+``TestFindModelNameCollisions`` (the table), ``router_validation.go`` ``findModelNameCollisions`` and
+``router.go`` ``reconcileHTTPRoutes`` (the check runs with a route spec only, before the route is written).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from router_core.httproute import collisions
+from router_core.models.llmisvc import LLMInferenceService
+from router_core.world.events import NOTE_LIMIT, PlannedEvent
+from tests import builders as b
+from tests.builders import Wire, plans
+
+
+def svc(
+    name: str,
+    *,
+    model: str | None = None,
+    adapters: tuple[str, ...] = (),
+    group: str | None = None,
+    status_models: tuple[str, ...] | None = None,
+    deleting: bool = False,
+) -> LLMInferenceService:
+    """Upstream's ``newLLMISVC`` with its options (namespace ``default``)."""
+    spec_model: Wire = {}
+    if model is not None:
+        spec_model["name"] = model
+    if adapters:
+        spec_model["lora"] = {"adapters": [{"name": a} for a in adapters]}
+    router = {"route": {"group": group}} if group is not None else None
+    status = {"addresses": [{"models": [{"name": m} for m in status_models]}]} if status_models else None
+    wire = b.service(name, "default", router=router, status=status, model=spec_model)
+    if deleting:
+        wire["metadata"]["deletionTimestamp"] = b.NOW
+    return LLMInferenceService.model_validate(wire)
+
+
+def fq(name: str) -> str:
+    return f"publishers/default/models/{name}"
+
+
+GPT = fq("gpt-4o")
+
+COLLISIONS = [
+    pytest.param(svc("a", model="gpt-4o"), [], [], id="no_others"),
+    pytest.param(
+        svc("a", model="gpt-4o"),
+        [svc("b", status_models=(fq("llama"),))],
+        [],
+        id="no_collision_different_model_names",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"), [svc("b", status_models=(GPT,))], ["b"], id="base_model_collision"
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"),
+        [svc("c", status_models=(GPT,)), svc("b", status_models=(GPT,))],
+        ["b", "c"],
+        id="multiple_collisions_sorted",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o", group="my-group"),
+        [svc("b", group="my-group", status_models=(GPT,))],
+        [],
+        id="same_group_excluded",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o", group="g1"),
+        [svc("b", group="g2", status_models=(GPT,))],
+        ["b"],
+        id="different_groups_collide",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o", group="g1"),
+        [svc("b", status_models=(GPT,))],
+        ["b"],
+        id="self_grouped_other_standalone_collision",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"),
+        [svc("b", group="g1", status_models=(GPT,))],
+        ["b"],
+        id="self_standalone_other_grouped_collision",
+    ),
+    pytest.param(
+        svc("shared-name"),
+        [svc("b", status_models=(fq("shared-name"),))],
+        ["b"],
+        id="nil_model_name_defaults_to_metadata_name",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"), [svc("a", status_models=(GPT,))], [], id="self_excluded_from_results"
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"),
+        [svc("b", deleting=True, status_models=(GPT,))],
+        [],
+        id="peer_being_deleted_skipped",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"),
+        [svc("b", model="gpt-4o")],
+        ["b"],
+        id="peer_with_empty_status_falls_back_to_spec_model_name",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"),
+        [svc("b", model="llama")],
+        [],
+        id="peer_with_empty_status_and_different_model_name_no_collision",
+    ),
+    pytest.param(
+        svc("a", model="base", adapters=("shared-adapter",)),
+        [svc("b", status_models=(fq("shared-adapter"),))],
+        ["b"],
+        id="lora_adapter_on_self_collides_with_base_model_on_peer",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o"),
+        [svc("b", status_models=(fq("other-base"), GPT))],
+        ["b"],
+        id="lora_adapter_on_peer_collides_with_base_model_on_self",
+    ),
+    pytest.param(
+        svc("a", model="gpt-4o", adapters=("adapter-a",)),
+        [svc("b", status_models=(fq("llama"), fq("adapter-b")))],
+        [],
+        id="no_collision_when_peer_model_routing_names_differ",
+    ),
+    pytest.param(
+        svc("a", model="base"),
+        [svc("b", model="other", adapters=("base",))],
+        ["b"],
+        id="peer_with_empty_status_lora_adapter_fallback_catches_collision",
+    ),
+]
+
+
+def test_5800_the_table_has_upstreams_17_cases() -> None:
+    assert len(COLLISIONS) == 17
+
+
+@pytest.mark.parametrize(("self_", "others", "want"), COLLISIONS)
+def test_5800_find_model_name_collisions(
+    self_: LLMInferenceService, others: list[LLMInferenceService], want: list[str]
+) -> None:
+    assert collisions.find_collisions(self_, others) == want
+
+
+def test_5800_a_peer_with_addresses_but_no_models_claims_nothing() -> None:
+    """Go falls back to the spec only when the peer has no address at all."""
+    peer = LLMInferenceService.model_validate(
+        b.service("b", "default", model={"name": "gpt-4o"}, status={"addresses": [{"url": "http://b"}]})
+    )
+    assert collisions.find_collisions(svc("a", model="gpt-4o"), [peer]) == []
+
+
+# --- where a pass plans the Event ------------------------------------------------------------------
+
+ROUTE: Wire = {"route": {}, "gateway": {}}
+WORLD = [b.gateway_class(), b.gateway("kserve-ingress-gateway", "kserve", addresses=["203.0.113.50"])]
+
+
+def _peer(name: str = "other", **spec: Any) -> Wire:
+    return b.service(name, uid=f"uid-{name}", model={"uri": b.OPT_125M, "name": "opt"}, **spec)
+
+
+def _events(svc_wire: Wire, *others: Wire) -> list[PlannedEvent]:
+    return plans.run(svc_wire, *WORLD, *others).events
+
+
+def test_5800_a_pass_with_a_route_spec_plans_the_warning() -> None:
+    events = _events(
+        b.service(router=ROUTE, model={"uri": b.OPT_125M, "name": "opt"}), _peer("z"), _peer("y")
+    )
+    assert events == [
+        PlannedEvent(
+            type="Warning",
+            reason="ModelNameCollision",
+            note='model name "opt" is also served by y, z in namespace ns: the gateway sends the shared '
+            "publisher paths and model-routing headers to only one of them; this service is still reached on "
+            "its own path /ns/svc. Expected when the overlap is meant for traffic splitting",
+        )
+    ]
+
+
+WITHOUT_WARNING = [
+    pytest.param({"router": ROUTE, "stopped": True}, id="stopped"),
+    pytest.param({}, id="no_router"),
+    pytest.param({"router": {"scheduler": {}}}, id="no_route"),
+    pytest.param({"router": {"route": {"http": {"refs": [{"name": "mine"}]}}}}, id="route_refs_only"),
+]
+
+
+@pytest.mark.parametrize("spec", WITHOUT_WARNING)
+def test_5800_no_warning_without_a_route_spec(spec: Wire) -> None:
+    own = b.http_route("mine", "ns", parents=[("kserve", "kserve-ingress-gateway")])
+    assert _events(b.service(model={"uri": b.OPT_125M, "name": "opt"}, **spec), _peer(), own) == []
+
+
+def test_5800_group_peers_do_not_collide_but_others_do() -> None:
+    grouped = {"route": {"group": "g", "weight": 1}, "gateway": {}}
+    svc_wire = b.service(router=grouped, model={"uri": b.OPT_125M, "name": "opt"})
+    events = _events(svc_wire, _peer("peer", router=grouped), _peer("standalone"))
+    assert [e.note.split(" in namespace")[0] for e in events] == [
+        'model name "opt" is also served by standalone'
+    ]
+
+
+def test_5800_the_note_is_cut_at_the_api_servers_limit() -> None:
+    many = [_peer(f"peer-{i:03}-{'x' * 40}") for i in range(40)]
+    (event,) = _events(b.service(router=ROUTE, model={"uri": b.OPT_125M, "name": "opt"}), *many)
+    assert len(event.note) == NOTE_LIMIT
+
+
+def test_5800_plan_document_lists_the_events_only_when_there_are_some() -> None:
+    colliding = plans.run(b.service(router=ROUTE, model={"uri": b.OPT_125M, "name": "opt"}), *WORLD, _peer())
+    assert colliding.to_document()["events"][0]["reason"] == "ModelNameCollision"
+    assert "events" not in plans.run(b.service(router=ROUTE), *WORLD).to_document()
