@@ -28,16 +28,24 @@ REQUEST_BUDGET = sum(REQUEST_TIMEOUT) + REQUEST_RETRIES * (FAST_FAILURE + READ_P
 
 class ApiError(Exception):
     """An API call failed. ``status`` is the HTTP code, 0 for a connection error or timeout
-    (``timed_out``: the request got no answer in time)."""
+    (``timed_out``: the request got no answer in time); ``body`` the server's decoded answer, if any
+    (a ``Status``, whose ``details.causes`` name the refused fields)."""
 
     def __init__(
-        self, status: int, message: str, retry_after: float | None = None, *, timed_out: bool = False
+        self,
+        status: int,
+        message: str,
+        retry_after: float | None = None,
+        *,
+        timed_out: bool = False,
+        body: Wire | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.retry_after = retry_after
         self.timed_out = timed_out
+        self.body = body
 
     @property
     def is_transient(self) -> bool:
@@ -51,6 +59,8 @@ class ClusterApi(Protocol):
     def list_objects(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]: ...
 
     def create(self, type_: ResourceType, body: Wire) -> Wire: ...
+
+    def create_dry_run(self, type_: ResourceType, body: Wire) -> Wire: ...
 
     def replace(self, type_: ResourceType, body: Wire) -> Wire: ...
 

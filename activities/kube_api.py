@@ -119,6 +119,13 @@ class KubeClusterApi:
         namespace = body.get("metadata", {}).get("namespace") or ""
         return self._call("POST", collection_path(type_, namespace), type_, namespace, body=body)
 
+    def create_dry_run(self, type_: ResourceType, body: Wire) -> Wire:
+        """A create with ``dryRun=All``: the whole admission chain runs, nothing is stored. Field
+        validation is left at the server's default, as controller-runtime leaves it."""
+        namespace = body.get("metadata", {}).get("namespace") or ""
+        path = collection_path(type_, namespace)
+        return self._call("POST", path, type_, namespace, query=[("dryRun", "All")], body=body)
+
     def replace(self, type_: ResourceType, body: Wire) -> Wire:
         meta = body.get("metadata", {})
         namespace = meta.get("namespace") or ""
@@ -249,8 +256,9 @@ def _retry_pause(err: ApiError, left: int, took: float) -> float | None:
 
 def _api_error(method: str, path: str, status: int, data: bytes, headers: Mapping[str, str]) -> ApiError:
     message = f"{method} {path}: HTTP {status}"
+    decoded: Any = None
     try:
-        decoded: Any = json.loads(data)
+        decoded = json.loads(data)
         if isinstance(decoded, dict) and decoded.get("message"):
             message = str(decoded["message"])
     except ValueError:
@@ -260,7 +268,7 @@ def _api_error(method: str, path: str, status: int, data: bytes, headers: Mappin
         delay = float(retry_after) if retry_after is not None else None
     except ValueError:
         delay = None
-    return ApiError(status, message, delay)
+    return ApiError(status, message, delay, body=decoded if isinstance(decoded, dict) else None)
 
 
 def _with_kind(item: Wire, type_: ResourceType) -> Wire:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cluster_cache.model import SeenVersion
+from router_core.merge.rendered_validation import Verdict
 from router_core.planner.drift import Drift
 from router_core.planner.plan import ObjectRef, WriteOp
 from router_core.world.events import PlannedEvent
@@ -77,6 +78,8 @@ class FetchInput(BaseModel):
     now: str  # stamps the conditions that change (workflow time, so the pass replays identically)
     #: Versions the triggers saw: the cache catches up with them before the pass plans.
     wait_for: list[SeenVersion] = Field(default_factory=list)
+    #: The API server's last verdict on the service's merged spec (KServe #5918), kept by the workflow.
+    verdict: Verdict | None = None
 
 
 class PassDecision(BaseModel):
@@ -103,6 +106,9 @@ class PassDecision(BaseModel):
     drift: Drift | None = None
     #: The service left this deployment's selection: why. The workflow ends without writing anything.
     handoff: str | None = None
+    #: The API server's verdict on a merged spec the workflow had none for, asked by this pass
+    #: (``activities.rendered_check``): the workflow keeps it while it is final.
+    verdict: Verdict | None = None
     #: The Events the plan decided on (``PassPlan.events``); the workflow records those the pass before
     #: did not plan.
     events: list[PlannedEvent] = Field(default_factory=list)
@@ -136,6 +142,7 @@ class EvaluateInput(BaseModel):
     now: str
     status: dict[str, Any] | None = None  # the planned status; None with ``rejected`` (re-plan)
     rejected: RejectedWrite | None = None
+    verdict: Verdict | None = None  # the one the pass was planned with, for the re-plan
     #: Events to record on the service (the plan's new ones); with neither status nor ``rejected``, the
     #: status is left as it is.
     events: list[PlannedEvent] = Field(default_factory=list)

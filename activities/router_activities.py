@@ -38,6 +38,7 @@ from activities.models import (
     ServiceKey,
     StopInput,
 )
+from activities.rendered_check import plan_checked
 from cluster_cache.model import SeenVersion
 from router_core import limits
 from router_core.models.kube import LLMISVC, ResourceType
@@ -128,10 +129,16 @@ class RouterActivities:
                 if self.management.shadow
                 else lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
             )
-            plan = passes.plan_pass(svc, reader, self.env, request.now)
+            plan, verdict = plan_checked(
+                self.api,
+                lambda verdicts: passes.plan_pass(svc, reader, self.env, request.now, verdicts=verdicts),
+                request.verdict,
+                checked=not self.management.shadow,
+            )
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}
         decision = self._decision(svc, plan, split, stored, reader)
+        decision.verdict = verdict
         if self.management.shadow:
             return shadow.decision(decision, split, reader, stored, plan.status)
         return payload_guard.fit_plan(decision, raw, request.now)  # bounded, whatever the spec's size
@@ -225,7 +232,13 @@ class RouterActivities:
             status = request.status
             if request.rejected is not None:
                 rejected = {request.rejected.ref: request.rejected.error}
-                plan = passes.plan_pass(_service(raw, request.key), reader, self.env, request.now, rejected)
+                svc = _service(raw, request.key)
+                plan, _ = plan_checked(
+                    self.api,
+                    lambda verdicts: passes.plan_pass(svc, reader, self.env, request.now, rejected, verdicts),
+                    request.verdict,
+                    checked=not self.management.shadow,
+                )
                 status = plan.status
             written = status is not None and self._write_status(raw, status)
             for event in request.events:

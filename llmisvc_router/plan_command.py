@@ -38,6 +38,10 @@ LLMInferenceService of the file, in namespace/name order, each opened by service
 pass reads the same state (the services of a routing group see each other as the file has them).
 Bad input exits 2 with one line on stderr.
 
+Offline, one check of the live router is skipped: the dry-run create by which the API server judges
+the merged spec against the LLMInferenceService CRD (KServe #5918; PresetsCombined=False with reason
+InvalidRenderedConfig when it refuses it). plan routes the merged spec as if it were accepted.
+
 Environment, as for the controller: POD_NAMESPACE (KServe namespace, default kserve),
 GATEWAY_API_WILDCARD_HOSTNAME (default inference), CLUSTER_DOMAIN (or /etc/resolv.conf).
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from activities.models import PassOutcome
 from cluster_cache.model import SeenVersion
+from router_core.merge.rendered_validation import Verdict
 from router_core.world.events import PlannedEvent
 from workflows.drift_report import DriftReport
 
@@ -114,6 +115,7 @@ class WorkflowState(BaseModel):
     gone: bool = False
     drift: DriftReport | None = None  # set once a pass ran in shadow mode (workflows.drift_report)
     handed_off: str | None = None  # why the service left this deployment's selection; the workflow ends
+    rendered: Verdict | None = None  # the API server's last final verdict on the merged spec (#5918)
     #: The Events the last completed pass planned (``PassDecision.events``): a pass records only those
     #: not among them, so an unchanged warning is told once, not on every pass.
     announced: list[PlannedEvent] = Field(default_factory=list)

@@ -312,9 +312,11 @@ class LLMInferenceServiceWorkflow:
         now = workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         decision = await self._local_activity(
             RouterActivities.fetch_gateways,
-            FetchInput(key=self._key, now=now, wait_for=seen),
+            FetchInput(key=self._key, now=now, wait_for=seen, verdict=self._state.rendered),
             f"read and plan the pass of {self._key}",
         )
+        if decision.verdict is not None and decision.verdict.final:  # KServe #5918: asked once per spec
+            self._state.rendered = decision.verdict
         if decision.gone or decision.handoff is not None:
             return self._end(decision)
         self._note_service(decision)
@@ -338,6 +340,7 @@ class LLMInferenceServiceWorkflow:
                 now=now,
                 status=decision.status if rejected is None else None,
                 rejected=rejected,
+                verdict=self._state.rendered,
                 events=events,
             ),
             f"evaluate the conditions of {self._key}"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from router_core.checks import preconditions, references
 from router_core.httproute import lora_routing
-from router_core.merge import config_merge, presets, spec_validation
+from router_core.merge import config_merge, presets, rendered_validation, spec_validation
+from router_core.merge.rendered_validation import Verdict
 from router_core.models.core_objects import ConfigMap
 from router_core.models.inference_pool import EmptyTargetPortsError
 from router_core.models.kube import CONFIGMAP, KNOWN_TYPES, ObjectKey
@@ -45,17 +46,31 @@ class _PassEndedError(Exception):
         self.message = message
 
 
+class _AwaitingVerdictError(Exception):
+    """The merged spec has no verdict of the API server yet: the pass stops before it decides anything."""
+
+    def __init__(self, dry_run: dict[str, Any]) -> None:
+        super().__init__("awaiting the API server's verdict on the merged spec")
+        self.dry_run = dry_run
+
+
 def plan_pass(
     stored: LLMInferenceService,
     reader: Reader,
     env: Environment,
     now: str,
     rejected: Mapping[ObjectRef, str] | None = None,
+    verdicts: Mapping[str, Verdict] | None = None,
 ) -> PassPlan:
     """Run one pass for ``stored`` (the service as read) over ``reader``; ``now`` stamps changed conditions.
 
     ``rejected`` names writes the API server refused (with its error text) when an earlier plan from the
     same snapshot was carried out; the pass then stops where KServe's would and reports that error.
+
+    ``verdicts`` are the API server's answers on merged specs, by digest (KServe #5918,
+    :mod:`router_core.merge.rendered_validation`); None where there is no API server to ask (``plan``,
+    shadow mode): the check is skipped. When the merged spec has no verdict, the plan only carries
+    ``dry_run``, the object to ask about, and decides nothing else.
     """
     svc = stored.model_copy(deep=True)
     if svc.metadata.deletion_timestamp:
@@ -67,8 +82,10 @@ def plan_pass(
     outcome, message = Outcome.RECONCILED, None
     try:
         config = _load_config(reader, env)
-        svc.spec = _merged_spec(conds, svc, reader, env, config)
+        svc.spec = _merged_spec(conds, svc, reader, env, config, verdicts)
         _run_router(conds, world, svc, config, env)
+    except _AwaitingVerdictError as awaiting:
+        return PassPlan(status=stored.status.to_wire(), dry_run=awaiting.dry_run)
     except _PassEndedError as failed:
         outcome, message = failed.outcome, failed.message
     conditions.finalize(svc.status, before, svc.metadata.generation)
@@ -92,7 +109,12 @@ def _load_config(reader: Reader, env: Environment) -> RouterConfig:
 
 
 def _merged_spec(
-    conds: Conditions, svc: LLMInferenceService, reader: Reader, env: Environment, config: RouterConfig
+    conds: Conditions,
+    svc: LLMInferenceService,
+    reader: Reader,
+    env: Environment,
+    config: RouterConfig,
+    verdicts: Mapping[str, Verdict] | None,
 ) -> LLMInferenceServiceSpec:
     """Step 4 of 1.1: the spec merged with its configs and validated, with ``PresetsCombined`` and
     ``status.appliedConfigs`` as KServe writes them. A failure ends the pass before the router runs, except
@@ -114,6 +136,8 @@ def _merged_spec(
             raise _PassEndedError(Outcome.INVALID_REFERENCES) from err
         conds.mark_false(conditions.PRESETS_COMBINED, "CombineBaseError", str(err))
         raise _PassEndedError(Outcome.FAILED, f"failed to combine base-configurations: {err}") from err
+    if not _rendered_spec_accepted(conds, svc, combined.applied, merged.to_wire(), verdicts):
+        return svc.spec
     svc.status.applied_configs = [applied.to_wire() for applied in combined.applied] or None
     built_ins = combined.built_ins()
     if built_ins:
@@ -128,6 +152,39 @@ def _merged_spec(
 
 
 BUILT_IN_REASON = "BuiltInConfigs"
+
+
+def _rendered_spec_accepted(
+    conds: Conditions,
+    svc: LLMInferenceService,
+    applied: list[config_merge.AppliedConfig],
+    merged: dict[str, Any],
+    verdicts: Mapping[str, Verdict] | None,
+) -> bool:
+    """KServe #5918: the merged spec as the API server judged it. False: a stopped service goes on with
+    its own spec; a refusal otherwise ends the pass, with ``status.appliedConfigs`` kept to say what was
+    merged. A rejection waits for the spec or a config to change; a check that got no answer is
+    ``Unknown``, since the service may still be serving, and is asked again at the re-check."""
+    if verdicts is None:
+        return True
+    dry_run = rendered_validation.dry_run_object(svc.name, svc.namespace, merged)
+    verdict = verdicts.get(rendered_validation.digest_of(dry_run))
+    if verdict is None:
+        raise _AwaitingVerdictError(dry_run)
+    if verdict.outcome is rendered_validation.Outcome.ACCEPTED:
+        return True
+    if svc.is_stopped():
+        conds.mark_false(
+            conditions.PRESETS_COMBINED, "Stopped", f"Service is stopped with warning: {verdict.error}"
+        )
+        return False
+    svc.status.applied_configs = [a.to_wire() for a in applied] or None
+    message = rendered_validation.condition_message(applied, verdict.detail)
+    if verdict.outcome is rendered_validation.Outcome.REJECTED:
+        conds.mark_false(conditions.PRESETS_COMBINED, rendered_validation.INVALID_REASON, message)
+        raise _PassEndedError(Outcome.FAILED, f"rendered config rejected: {verdict.error}")
+    conds.mark_unknown(conditions.PRESETS_COMBINED, rendered_validation.UNAVAILABLE_REASON, message)
+    raise _PassEndedError(Outcome.FAILED, f"failed to dry-run validate rendered config: {verdict.error}")
 
 
 def _run_router(

@@ -58,6 +58,9 @@ class PassPlan(BaseModel):
     status: dict[str, Any] = Field(default_factory=dict)
     outcome: Outcome = Outcome.RECONCILED
     message: str | None = None
+    #: Set when the pass stopped for want of the API server's verdict on the merged spec (KServe #5918):
+    #: the throwaway object to create with ``dryRun=All`` (``router_core.merge.rendered_validation``).
+    dry_run: dict[str, Any] | None = None
     events: list[PlannedEvent] = Field(default_factory=list)
 
     def to_document(self) -> dict[str, Any]:

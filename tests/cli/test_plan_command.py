@@ -237,6 +237,33 @@ def test_plan_with_a_missing_base_ref_reports_presets_combined_false_and_writes_
     assert (presets["status"], presets["reason"]) == ("False", "ConfigNotFound")
 
 
+def test_5918_plan_skips_the_api_server_s_check_of_the_merged_spec_and_says_so_in_its_help() -> None:
+    """KServe #5918 dry-run creates the merged spec; offline there is no API server, so ``plan`` merges,
+    validates locally and routes as the live router does for an accepted spec. A header name the CRD's
+    pattern refuses (the live router's ``InvalidRenderedConfig``) is planned into the route as it is."""
+    docs = list(yaml.safe_load_all((ROOT / "examples" / "base-refs.yaml").read_text()))
+    for doc in docs:
+        if doc["kind"] == "LLMInferenceServiceConfig":
+            match = {"headers": [{"name": "{{ .ObjectMeta.Name }} invalid", "value": "m"}]}
+            route = doc["spec"].setdefault("router", {}).setdefault("route", {}).setdefault("http", {})
+            route.setdefault("spec", {})["rules"] = [{"matches": [match]}]
+    result = plan("-f", "-", stdin=yaml.safe_dump_all(docs))
+    assert result.returncode == 0, result.stderr
+    doc = yaml.safe_load(result.stdout)
+    (presets,) = [c for c in doc["status"]["conditions"] if c["type"] == "PresetsCombined"]
+    assert presets["status"] == "True" and doc["outcome"] == "reconciled"
+    (route,) = [o for o in doc["apply"] if o["kind"] == "HTTPRoute"]
+    assert route["spec"]["rules"][0]["matches"][0]["headers"][0]["name"].endswith(" invalid")
+    helped = subprocess.run(
+        [sys.executable, "-m", "llmisvc_router", "plan", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert "dry-run" in " ".join(helped.stdout.split())
+
+
 # -- untrusted input: bounded depth, one-line errors ----------------------------------------------------
 
 

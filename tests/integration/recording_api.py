@@ -49,6 +49,9 @@ class RecordingClusterApi:
         self._record("create", type_, *_where(body), body)
         return result
 
+    def create_dry_run(self, type_: ResourceType, body: Wire) -> Wire:
+        return self.inner.create_dry_run(type_, body)  # nothing is written: not a write of the plan's
+
     def replace(self, type_: ResourceType, body: Wire) -> Wire:
         result = self.inner.replace(type_, body)
         self._record("replace", type_, *_where(body), body)

@@ -14,6 +14,7 @@ from router_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
     BOTH_RBAC_SHAPES,
+    WORKER_AGENT,
     annotations_of,
     conditions_of,
     gateway_programmed,
@@ -29,6 +30,7 @@ from workflows.service_workflow import LLMInferenceServiceWorkflow
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 NAME = "opt"
+WRITES = ("create", "update", "patch", "delete")
 MANAGED = world.managed_objects(NAME)
 
 
@@ -58,7 +60,14 @@ async def test_first_pass_creates_the_managed_route_pools_epp_service_and_status
         assert conditions["HTTPRoutesReady"]["reason"] == "HTTPRoutesNotReady"
         assert conditions["SchedulerWorkloadReady"]["reason"] == "Progressing"
         assert stack.worker_writes("httproutes") == 1
-        assert stack.worker_writes("llminferenceservices") == 1  # the status
+        # KServe #5918: the merged spec's dry-run create (nothing stored), then the status.
+        service_writes = stack.cluster.counter.records(
+            user_agent=WORKER_AGENT, resource="llminferenceservices"
+        )
+        assert [(r.verb, r.subresource, r.code) for r in service_writes if r.verb in WRITES] == [
+            ("create", "", 201),
+            ("update", "status", 200),
+        ]
 
 
 async def test_service_becomes_router_ready_once_the_gateway_is_programmed(temporal, cluster):

@@ -61,10 +61,18 @@ async def test_a_first_pass_is_two_markers_two_activities_and_a_timer(temporal, 
     async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)
         handle = await stack.start_workflow(NAME)
-        await stack.passes(handle, 1)
+        state = await stack.passes(handle, 1)
         history = await handle.fetch_history()
         runs = await activity_runs(handle)
+        writes = stack.cluster.counter.records(user_agent="llmisvc-router/", verb={"create", "update"})
 
+    # KServe #5918: fetch_gateways asks the API server about the merged spec, once (a dry-run create,
+    # in the same marker); the verdict is kept in the workflow's state for the passes after.
+    assert [(r.verb, r.resource) for r in writes if r.resource == "llminferenceservices"] == [
+        ("create", "llminferenceservices"),
+        ("update", "llminferenceservices"),
+    ]
+    assert state.rendered is not None and state.rendered.final
     tasks = {E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, E.EVENT_TYPE_WORKFLOW_TASK_STARTED}
     tasks.add(E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)
     kinds = Counter(event.event_type for event in history.events)

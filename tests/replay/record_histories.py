@@ -138,6 +138,20 @@ async def handed_off(env: WorkflowEnvironment, client: Client) -> WorkflowHistor
         return await svc.handle.fetch_history()
 
 
+async def rendered_rejected(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """KServe #5918: the API server refuses the merged spec (422), and the re-check 10 s later reuses the
+    verdict kept in the workflow's state."""
+    cluster = FakeCluster(world.minimal_world())
+    message = 'LLMInferenceService.serving.kserve.io "opt-validation-abcde" is invalid: spec: Invalid value'
+    body = {"kind": "Status", "reason": "Invalid", "code": 422, "message": message}
+    cluster.fail("dry_run", ApiError(422, message, body=body), kind="LLMInferenceService")
+    async with harness.running_service(client, cluster, label="rendered-rejected") as svc:
+        await svc.passes(1)
+        await env.sleep(timedelta(seconds=11))
+        await svc.passes(2)
+        return await svc.handle.fetch_history()
+
+
 async def model_name_collision(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
     """Another service serves the same model name: the first pass records the ModelNameCollision
     Warning; the resync after it plans the same Warning and records nothing (one activity)."""
@@ -190,6 +204,7 @@ SCENARIOS: dict[str, Scenario] = {
     "gone": gone,
     "shadow": shadow,
     "handed_off": handed_off,
+    "rendered_rejected": rendered_rejected,
     "model_name_collision": model_name_collision,
     "rollout_paused_and_resumed": rollout_paused_and_resumed,
     "rollout_rolled_back": rollout_rolled_back,

@@ -25,6 +25,7 @@ def test_histories_are_committed() -> None:
         "gone",
         "shadow",
         "handed_off",
+        "rendered_rejected",
         "model_name_collision",
         "rollout_paused_and_resumed",
         "rollout_rolled_back",

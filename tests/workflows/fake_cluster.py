@@ -29,7 +29,10 @@ DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]
 
 #: The operations of ``ClusterApi``, as faults and holds name them.
 #: ``sync`` is the cache's "wait until synced", which ``fetch_gateways`` calls first, once per pass.
-OPERATIONS = frozenset({"sync", "get", "list", "create", "replace", "replace_status", "patch", "delete"})
+#: ``dry_run`` is a create with ``dryRun=All``: accepted unless a fault says otherwise (no schema here).
+OPERATIONS = frozenset(
+    {"sync", "get", "list", "create", "dry_run", "replace", "replace_status", "patch", "delete"}
+)
 HOLD_TIMEOUT = 30.0  # a held call gives up after this long, so a failing test cannot hang the worker
 
 
@@ -65,6 +68,7 @@ class FakeCluster:
         self.writes: list[str] = []  # "create HTTPRoute llm/x", in the order the API accepted them
         self.failed: list[str] = []  # "create HTTPRoute: 409", for every fault that fired
         self.events: list[Wire] = []  # events.k8s.io Events, apart from the objects and the writes
+        self.dry_runs: list[Wire] = []  # the bodies of creates with dryRun=All (nothing is stored)
         for obj in objects:
             self.put(obj)
 
@@ -162,6 +166,12 @@ class FakeCluster:
             self._objects[key] = stored
             self.writes.append(f"create {type_.kind} {key}")
             return copy.deepcopy(stored)
+
+    def create_dry_run(self, type_: ResourceType, body: Wire) -> Wire:
+        self._enter("dry_run", type_)
+        with self._lock:
+            self.dry_runs.append(copy.deepcopy(body))
+        return copy.deepcopy(body)
 
     def replace(self, type_: ResourceType, body: Wire) -> Wire:
         self._enter("replace", type_)
