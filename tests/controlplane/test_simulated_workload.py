@@ -7,7 +7,7 @@ subresource and the CRD's schema decide what is stored."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from kubernetes import client as k8s
 
@@ -23,8 +23,8 @@ def _create(api: k8s.CustomObjectsApi, body: dict[str, Any]) -> None:
 
 
 def _status(api: k8s.CustomObjectsApi, ns: str, name: str) -> dict[str, Any]:
-    got: dict[str, Any] = api.get_namespaced_custom_object(*GVR, ns, "llminferenceservices", name)
-    return got.get("status") or {}
+    got = cast(dict[str, Any], api.get_namespaced_custom_object(*GVR, ns, "llminferenceservices", name))
+    return cast(dict[str, Any], got.get("status") or {})
 
 
 def test_a_running_service_gets_workloads_ready_and_its_primary_workload_with_a_ready_replica(
