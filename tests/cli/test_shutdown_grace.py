@@ -61,7 +61,9 @@ def test_the_grace_reaches_the_temporal_worker() -> None:
         mock.patch("worker.factory.Worker") as worker,
         ThreadPoolExecutor(1) as executor,
     ):
+        activities = mock.Mock()
+        activities.all.return_value = []  # the activity callables: none needed to build the worker
         build_worker(
-            mock.Mock(), "q", mock.Mock(), executor, WorkerSizing(), shutdown_grace=timedelta(seconds=7)
+            mock.Mock(), "q", activities, executor, WorkerSizing(), shutdown_grace=timedelta(seconds=7)
         )
     assert worker.call_args.kwargs["graceful_shutdown_timeout"] == timedelta(seconds=7)

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from activities.payload_guard import PAYLOAD_BOUND, TOO_LARGE
+from activities.payload_guard import PAYLOAD_BOUND
 from router_core import naming
 from router_core.merge import wellknown
 from router_core.models.kube import CONFIGMAP, DEPLOYMENT, HTTPROUTE, LLMISVC, LLMISVC_CONFIG
@@ -120,7 +120,14 @@ def long_model_service(name: str, namespace: str, length: int) -> Wire:
     return svc
 
 
-async def test_a_service_too_large_for_a_payload_is_told_so_and_waits_for_a_change(temporal, cluster):
+async def test_a_model_name_too_long_for_the_routes_is_refused_by_the_dry_run_and_bounded_in_history(
+    temporal, cluster
+):
+    """A 100,000-character model name: the stored service is valid, but the route preset carries the name
+    into header values that Gateway API bounds at 4,096 bytes, so the API server refuses the merged spec
+    (KServe #5918 at ``aaac4e294``: ``PresetsCombined`` and ``Ready`` False with ``InvalidRenderedConfig``),
+    before decision P16's payload bound is reached. No route is written, no payload of the history is
+    above the bound, and shortening the name reconciles."""
     async with running_stack(temporal, cluster) as stack:
         stack.workflow_ids.add(workflow_id(stack.namespace, "big"))
         await stack.create(LLMISVC, long_model_service("big", stack.namespace, 100_000))
@@ -129,12 +136,12 @@ async def test_a_service_too_large_for_a_payload_is_told_so_and_waits_for_a_chan
 
         assert state.last is not None and state.last.outcome == "failed", state.last
         conditions = await stack.conditions("big")
-        for type_ in ("Ready", "RouterReady"):
-            assert conditions[type_]["status"] == "False" and conditions[type_]["reason"] == TOO_LARGE
-        message = conditions["RouterReady"]["message"]
-        expected = f"LLMInferenceService {stack.namespace}/big is too large to handle: "
-        assert message.startswith(expected), message
-        assert "its longest value is spec.model.name (100000 characters); shorten it" in message
+        for type_ in ("Ready", "PresetsCombined"):
+            assert conditions[type_]["status"] == "False", conditions[type_]
+            assert conditions[type_]["reason"] == "InvalidRenderedConfig", conditions[type_]
+        message = conditions["PresetsCombined"]["message"]
+        assert message.startswith("dry-run validation failed after merging configs ["), message
+        assert "Too long" in message and "m" * 5000 not in message, message[:300]
         assert stack.worker_writes("httproutes") == 0
         sizes = [p.payload.ByteSize() for p in await recorded_payloads(handle)]
         assert max(sizes) <= PAYLOAD_BOUND, max(sizes)
@@ -143,7 +150,7 @@ async def test_a_service_too_large_for_a_payload_is_told_so_and_waits_for_a_chan
         summary = await stack.reconcile_now(handle, "the model name was shortened")
         assert summary.writes == 4, summary  # route, both pools, EPP Service
         assert await stack.get(HTTPROUTE, naming.route_name("big")) is not None
-        assert (await stack.conditions("big"))["RouterReady"]["reason"] != TOO_LARGE
+        assert (await stack.conditions("big"))["PresetsCombined"]["status"] == "True"
 
 
 def deeply_nested(levels: int) -> Wire:

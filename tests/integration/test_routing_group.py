@@ -1,8 +1,9 @@
-"""A routing group of two services on the real control plane (KServe ``controller_int_router_group_test.go``:
-"Group formation", a member's readiness flipping, "Leave group"; #5798/#5847): each member's managed route
-sends its shared rules to both members' workload Services, weighted; a peer that loses its ready replicas
-leaves the backends and comes back; a member that leaves the group drops the label and the group status,
-and its former peer stops routing to it."""
+"""Routing groups of two and three services on the real control plane (KServe
+``controller_int_router_group_test.go``: "Group formation", a member's readiness flipping, "Leave group";
+#5798/#5847): each member's managed route sends its shared rules to every member's workload Service,
+weighted; a peer that loses its ready replicas leaves the backends and comes back; a member that leaves
+the group drops the label and the group status, and its former peer stops routing to it; a member that
+is deleted is dropped by its peers."""
 
 from __future__ import annotations
 
@@ -95,3 +96,39 @@ async def test_a_group_of_two_splits_traffic_follows_readiness_and_lets_a_member
         assert "group" not in (left["status"].get("router") or {})
         assert "GroupReady" not in conditions_of(left)
         await until(lambda: shared_on_a({((svc_a, 3),)}), "a to stop routing to b once b left")
+
+
+async def test_a_group_of_three_weights_every_member_and_drops_one_that_is_deleted(temporal, cluster):
+    """KServe ``router_group.go`` ``resolveGroupMembers`` / ``filterEligibleMembers`` at ``aaac4e294``
+    (#5727, #5798): every member's shared rules carry all three weighted backends; once a member is
+    deleted its peers' next passes leave it out of the backends and of ``status.router.group``."""
+    async with running_stack(temporal, cluster, controller={}) as stack:
+        handles = {}
+        for name, weight in (("a", 2), ("b", 1), ("c", 1)):
+            await stack.create_service(name, router=grouped(weight))
+            handles[name] = await stack.start_workflow(name)
+        for name, handle in handles.items():
+            await stack.until_router_ready(name, drive=handle)
+            await set_ready_replicas(stack, name, 1)
+        svc = {name: naming.workload_service_name(name) for name in handles}
+
+        async def shared_on(name: str, expected: Backends) -> Wire | None:
+            await stack.reconcile_now(handles[name], "a peer changed")
+            route = await stack.get(HTTPROUTE, naming.route_name(name))
+            return route if route is not None and shared_backends(route) == expected else None
+
+        three: Backends = {((svc["a"], 2), (svc["b"], 1), (svc["c"], 1))}
+        for name in handles:
+            await until(
+                lambda name=name: shared_on(name, three), f"{name}'s shared rules to route to all three"
+            )
+        members = (await stack.service("b"))["status"]["router"]["group"]["members"]
+        assert [(m["name"], m["weight"]) for m in members] == [("a", 2), ("b", 1), ("c", 1)]
+
+        await stack.delete(LLMISVC, "c")
+        two: Backends = {((svc["a"], 2), (svc["b"], 1))}
+        for name in ("a", "b"):
+            await until(lambda name=name: shared_on(name, two), f"{name} to stop routing to the deleted c")
+        members = (await stack.service("a"))["status"]["router"]["group"]["members"]
+        assert [m["name"] for m in members] == ["a", "b"]
+        assert conditions_of(await stack.service("a"))["GroupReady"]["status"] == "True"

@@ -96,7 +96,12 @@ async def test_a_pass_is_one_trace_from_the_watchers_signal_to_the_kubernetes_ca
     # fetch_gateways reads from the worker's cache: it asks the API only for what no watch covers (the
     # router's own Service and the scheduler Deployment, not made yet, are outside the cache's label
     # selector until they exist).
-    assert set(_names(calls["fetch_gateways"])) == {"GET services", "GET deployments"}
+    # And it makes the dry-run create of the merged spec, once for a new service (KServe #5918).
+    assert set(_names(calls["fetch_gateways"])) == {
+        "GET services",
+        "GET deployments",
+        "POST llminferenceservices",
+    }
     assert _attributes(calls["fetch_gateways"][0]) == {
         "http.request.method": "GET",
         "k8s.resource": _attributes(calls["fetch_gateways"][0])["k8s.resource"],
