@@ -3,6 +3,8 @@ permanent ones fail the activity for good with a ``type`` the workflow can act o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
@@ -33,6 +35,16 @@ def as_activity_error(err: ApiError) -> ApplicationError:
     if err.is_transient:
         return ApplicationError(message, type=TRANSIENT)
     return ApplicationError(f"HTTP {err.status}: {message}", type=REJECTED, non_retryable=True)
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Inside an activity: an :class:`ApiError` raised in the block leaves it as Temporal's error, by
+    :func:`as_activity_error` (transient ones retried, the rest final)."""
+    try:
+        yield
+    except ApiError as err:
+        raise as_activity_error(err) from err
 
 
 def stale_write(err: ApiError) -> ApplicationError:

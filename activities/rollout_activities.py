@@ -14,8 +14,7 @@ import math
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from temporalio import activity
@@ -86,7 +85,7 @@ class RolloutActivities:
     @activity.defn(name="read_rollout_members")
     def read_rollout_members(self, members: RolloutMembers) -> MembersObservation:
         """Both services from the API server (not the cache: the weights must be the latest)."""
-        with heartbeats.heartbeating(), _translated():
+        with heartbeats.heartbeating(), errors.translated():
             return MembersObservation(
                 stable=observe(members.stable, self.api.get(LLMISVC, members.namespace, members.stable)),
                 candidate=observe(
@@ -109,7 +108,7 @@ class RolloutActivities:
         if request.target.stable > request.expected.stable:
             order.reverse()
         result = WriteWeightsResult()
-        with heartbeats.heartbeating(), _translated():
+        with heartbeats.heartbeating(), errors.translated():
             for name, expected, target in order:
                 wrote, edited = self._write_weight(members, name, expected, target)
                 if edited is not None:
@@ -207,12 +206,3 @@ def sample_of(body: Any) -> MetricSample:
     except (IndexError, TypeError, ValueError):
         return MetricSample(error="the answer holds no number")
     return MetricSample() if math.isnan(value) else MetricSample(value=value)
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """API errors as Temporal's (activities.errors): transient ones retried, the rest final."""
-    try:
-        yield
-    except ApiError as err:
-        raise errors.as_activity_error(err) from err

@@ -12,8 +12,7 @@ status is that one activity, and reads nothing from the API.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -57,14 +56,6 @@ CACHE_NOT_SYNCED = "ClusterCacheNotSynced"
 SYNC_TIMEOUT = 20.0
 FRESHNESS_TIMEOUT = 5.0
 STATUS_CONFLICT_RETRIES = 3
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    try:
-        yield
-    except ApiError as err:
-        raise errors.as_activity_error(err) from err
 
 
 def _service(
@@ -115,7 +106,7 @@ class RouterActivities:
     def fetch_gateways(self, request: FetchInput) -> PassDecision:
         self._wait_fresh(request.wait_for)
         reader = CachedReader(self.view, self.api)
-        with _translated():
+        with errors.translated():
             raw = self._read_service(reader, request.key)
             if raw is None:
                 return PassDecision(gone=True, live_reads=reader.live_reads)
@@ -177,7 +168,7 @@ class RouterActivities:
                 f"the cluster cache has not listed {', '.join(self.view.unsynced())} yet",
                 type=CACHE_NOT_SYNCED,
             )
-        with _translated():
+        with errors.translated():
             behind = self.view.wait_for(seen, FRESHNESS_TIMEOUT)
             if behind:
                 log.warning(
@@ -224,7 +215,7 @@ class RouterActivities:
         """Write the router's part of the status if it changed (re-planned first after a refused write),
         then record the plan's Events on the service."""
         reader = CachedReader(self.view, self.api)
-        with _translated():
+        with errors.translated():
             raw = self._read_service(reader, request.key)
             if raw is None or (raw.get("metadata") or {}).get("uid") != request.uid:
                 return EvaluateResult(written=False)  # gone or replaced: nothing of ours to write
@@ -284,7 +275,7 @@ class RouterActivities:
         if self.management.shadow:
             log.warning("shadow mode: %s of %s not written", STOP_ANNOTATION, request.key)
             return False
-        with heartbeats.heartbeating(), _translated():
+        with heartbeats.heartbeating(), errors.translated():
             raw = self.api.get(LLMISVC, request.key.namespace, request.key.name)
             if raw is None:
                 return False

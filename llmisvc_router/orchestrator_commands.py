@@ -103,7 +103,9 @@ def probe_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _cluster_options(parser: argparse.ArgumentParser) -> None:
+def connection_options(parser: argparse.ArgumentParser) -> None:
+    """Where the cluster and the workflows are: ``--kubeconfig``, ``--context``, ``--task-queue`` and
+    ``--cluster``, for every command that reaches both."""
     parser.add_argument(
         "--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
     )
@@ -114,6 +116,10 @@ def _cluster_options(parser: argparse.ArgumentParser) -> None:
         help="Temporal task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
     )
     add_cluster_option(parser)
+
+
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    connection_options(parser)
     sizing = parser.add_argument_group("worker sizing (docs/operations.md)")
     for flag, variable, text, default in _SIZING_FLAGS:
         described = f"{text} (default: ${variable}, else {default})"

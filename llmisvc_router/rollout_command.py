@@ -23,7 +23,7 @@ from activities.rollout_activities import observe
 from activities.rollout_models import RolloutMembers
 from llmisvc_router import output, rollout_help
 from llmisvc_router.errors import CommandError
-from llmisvc_router.orchestrator_commands import add_cluster_option, service_key
+from llmisvc_router.orchestrator_commands import connection_options, service_key
 from router_core.models.kube import LLMISVC
 from router_core.rollout import plan as plans
 from router_core.rollout.plan import RolloutPlan
@@ -55,7 +55,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         if action == "start":
             _plan_options(sub)
         output.add_argument(sub)
-        _connection_options(sub)
+        connection_options(sub)
         sub.set_defaults(handler=_run)
 
 
@@ -78,19 +78,6 @@ def _plan_options(parser: argparse.ArgumentParser) -> None:
     plan.add_argument(
         "--pass-when", choices=("below", "above"), help="below (default) or above the threshold"
     )
-
-
-def _connection_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
-    )
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current one)")
-    parser.add_argument(
-        "--task-queue",
-        metavar="QUEUE",
-        help="Temporal task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
-    )
-    add_cluster_option(parser)
 
 
 def _run(args: argparse.Namespace) -> int:
