@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest_asyncio
+from temporalio.client import Client
 
 from runtime import telemetry
 from runtime.temporal import connect_temporal
@@ -78,10 +79,7 @@ class Scraped:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def scraped(temporal_address: str, plane: Plane) -> Scraped:
-    port = _free_port()
-    runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
-    assert runtime is not None
-    client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address}, runtime)
+    client, port = await metered_client(temporal_address)
     with cluster_on(plane) as cluster:
         async with running_orchestrator(client, cluster, watcher=True) as orchestrator:
             state = await orchestrator.passes(1)
@@ -146,10 +144,7 @@ async def test_one_endpoint_serves_the_sdk_metrics_and_the_orchestrators_own(scr
 async def test_a_shadow_worker_exports_each_services_drift_as_a_gauge(
     temporal_address: str, cluster: Cluster
 ) -> None:
-    port = _free_port()
-    runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
-    assert runtime is not None
-    client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address}, runtime)
+    client, port = await metered_client(temporal_address)
     async with running_orchestrator(client, cluster, watcher=True, mode="shadow") as orchestrator:
         await orchestrator.passes(1)
         labels = {"llmisvc_namespace": orchestrator.namespace, "llmisvc_name": orchestrator.name}
@@ -227,6 +222,14 @@ def _parse(line: str) -> Sample:
     assert match is not None, f"not a Prometheus sample: {line!r}"
     labels = dict(_LABEL.findall(match["labels"] or ""))
     return Sample(match["name"], labels, float(match["value"]))
+
+
+async def metered_client(temporal_address: str) -> tuple[Client, int]:
+    """A Temporal client whose runtime serves its metrics on 127.0.0.1:<port>, and that port."""
+    port = _free_port()
+    runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
+    assert runtime is not None
+    return await connect_temporal({"TEMPORAL_ADDRESS": temporal_address}, runtime), port
 
 
 def _free_port() -> int:

@@ -10,13 +10,10 @@ import asyncio
 from activities.rollout_models import RolloutMembers
 from router_core.models.kube import LLMISVC
 from router_core.rollout.plan import parse_plan
-from runtime import telemetry
-from runtime.temporal import connect_temporal
 from tests import builders as b
 from tests.cluster import Cluster
 from tests.observability.harness import running_orchestrator, until
-from tests.observability.test_metrics import Scrape, _free_port, _scrape
-from worker.settings import OrchestratorSettings
+from tests.observability.test_metrics import Scrape, _scrape, metered_client
 from workflows.rollout_models import RolloutInput, RolloutPhase, rollout_workflow_id
 from workflows.rollout_workflow import RolloutWorkflow
 
@@ -29,10 +26,7 @@ READY = [
 async def test_a_rollout_exports_its_step_and_its_gate_checks(
     temporal_address: str, cluster: Cluster
 ) -> None:
-    port = _free_port()
-    runtime = telemetry.start(OrchestratorSettings(metrics_port=port), metrics_host="127.0.0.1")
-    assert runtime is not None
-    client = await connect_temporal({"TEMPORAL_ADDRESS": temporal_address}, runtime)
+    client, port = await metered_client(temporal_address)
     async with running_orchestrator(client, cluster) as orchestrator:
         ns, kube = orchestrator.namespace, orchestrator.kube
         for name, weight in (("v1", 100), ("v2", 0)):

@@ -93,6 +93,16 @@ class Rollout:
                 raise AssertionError(f"timed out waiting for {what}; status: {status!r}")
             await asyncio.sleep(0.05)
 
+    async def edited_until_paused(self, env: WorkflowEnvironment, name: str, weight: int) -> RolloutStatus:
+        """Someone else (a person, a GitOps tool) sets ``name``'s weight: the rollout's next look during the
+        dwell (20 s of skipped time later) finds the edit and pauses."""
+        svc = self.cluster.read(LLMISVC, world.NAMESPACE, name)
+        assert svc is not None
+        svc["spec"]["router"]["route"]["weight"] = weight
+        self.cluster.put(svc)
+        await env.sleep(20)
+        return await self.until(lambda s: s.phase == RolloutPhase.PAUSED, "the rollout to pause")
+
 
 PLAN = {"steps": [{"weight": 10, "dwell_seconds": 600}, {"weight": 50, "dwell_seconds": 600},
                   {"weight": 100, "dwell_seconds": 600}]}  # fmt: skip
@@ -259,12 +269,7 @@ async def test_rollout_weights_edited_by_someone_else_pause_it(
 ) -> None:
     async with rollout(client) as run:
         await run.until(lambda s: s.step == 1, "step 1")
-        canary = run.cluster.read(LLMISVC, world.NAMESPACE, "canary")
-        assert canary is not None
-        canary["spec"]["router"]["route"]["weight"] = 30  # a person, or a GitOps tool
-        run.cluster.put(canary)
-        await env.sleep(20)  # the next look during the dwell
-        status = await run.until(lambda s: s.phase == RolloutPhase.PAUSED, "the rollout to pause")
+        status = await run.edited_until_paused(env, "canary", 30)
         assert status.reason == "weights edited by someone else: canary has weight 30, the rollout set 10"
         assert weights_of(run.cluster) == Weights(stable=90, candidate=30)  # left as the person set it
         # Resumed, the rollout takes the weights as they are and goes on from the next step.
@@ -278,12 +283,7 @@ async def test_rollout_abort_after_an_edit_leaves_the_weights_alone(
 ) -> None:
     async with rollout(client) as run:
         await run.until(lambda s: s.step == 1, "step 1")
-        stable = run.cluster.read(LLMISVC, world.NAMESPACE, "stable")
-        assert stable is not None
-        stable["spec"]["router"]["route"]["weight"] = 70
-        run.cluster.put(stable)
-        await env.sleep(20)
-        await run.until(lambda s: s.phase == RolloutPhase.PAUSED, "the rollout to pause")
+        await run.edited_until_paused(env, "stable", 70)
         done = await run.handle.execute_update(RolloutWorkflow.abort, ControlRequest(by="alice"))
         assert (
             done.reason
@@ -338,12 +338,7 @@ async def test_rollout_promote_after_an_edit_starts_from_the_weights_as_they_are
 ) -> None:
     async with rollout(client) as run:
         await run.until(lambda s: s.step == 1, "step 1")
-        canary = run.cluster.read(LLMISVC, world.NAMESPACE, "canary")
-        assert canary is not None
-        canary["spec"]["router"]["route"]["weight"] = 30
-        run.cluster.put(canary)
-        await env.sleep(20)
-        await run.until(lambda s: s.phase == RolloutPhase.PAUSED, "the rollout to pause")
+        await run.edited_until_paused(env, "canary", 30)
         done = await run.handle.execute_update(RolloutWorkflow.promote, ControlRequest(by="alice"))
         assert (done.phase, done.reason) == (RolloutPhase.SUCCEEDED, "promoted by alice")
         assert weights_of(run.cluster) == Weights(stable=0, candidate=100)
