@@ -9,13 +9,13 @@ RUN pip install --no-cache-dir uv==0.13.8
 WORKDIR /app
 COPY pyproject.toml uv.lock README.md LICENSE NOTICE ./
 RUN uv sync --frozen --no-dev --no-install-project
-COPY router_core/ router_core/
+COPY llmisvc_core/ llmisvc_core/
 COPY activities/ activities/
-COPY cluster_cache/ cluster_cache/
+COPY llmisvc_cache/ llmisvc_cache/
 COPY workflows/ workflows/
 COPY worker/ worker/
-COPY runtime/ runtime/
-COPY watcher/ watcher/
+COPY llmisvc_runtime/ llmisvc_runtime/
+COPY llmisvc_watcher/ llmisvc_watcher/
 COPY llmisvc_router/ llmisvc_router/
 RUN uv sync --frozen --no-dev --no-editable
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities.cluster_api import ClusterApi, ClusterView, Wire
-from router_core import limits
-from router_core.models.kube import BUILTIN_TYPES, LLMISVC, ObjectKey, ResourceType
+from llmisvc_core import limits
+from llmisvc_core.models.kube import BUILTIN_TYPES, LLMISVC, ObjectKey, ResourceType
 
 #: The error type of a pass that read an object nested past ``limits.MAX_DEPTH`` (not retried: the
 #: object must change first, and a change signals the services that read it).
@@ -22,7 +22,7 @@ TOO_DEEP = "ObjectNestedTooDeep"
 
 
 class CachedReader:
-    """Implements ``router_core.world.snapshot.Reader``; counts the requests it had to make."""
+    """Implements ``llmisvc_core.world.snapshot.Reader``; counts the requests it had to make."""
 
     def __init__(self, view: ClusterView, api: ClusterApi) -> None:
         self.view = view

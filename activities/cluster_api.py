@@ -1,14 +1,14 @@
 """What the activities need from the Kubernetes API and from the process's cluster cache, as protocols
 with no ``kubernetes`` import, and the errors they tell apart. ``activities.kube_api`` implements the
-API with the official client; ``cluster_cache.cache.ClusterCache`` implements the view."""
+API with the official client; ``llmisvc_cache.cache.ClusterCache`` implements the view."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from cluster_cache.model import SeenVersion
-from router_core.models.kube import ResourceType
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core.models.kube import ResourceType
 
 Wire = dict[str, Any]
 
@@ -82,7 +82,7 @@ class ClusterApi(Protocol):
 
 
 class ClusterView(Protocol):
-    """The watch-fed cache the activities read from (``cluster_cache.cache.ClusterCache``)."""
+    """The watch-fed cache the activities read from (``llmisvc_cache.cache.ClusterCache``)."""
 
     def wait_synced(self, timeout: float) -> bool: ...
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from activities.cluster_api import ApiError, ClusterApi, Wire
-from router_core.models.kube import ResourceType
+from llmisvc_core.models.kube import ResourceType
 
 EVENT = ResourceType("events.k8s.io", "v1", "Event", "events")
 CONTROLLER = "llmisvc-router"

@@ -34,7 +34,7 @@ from activities.cluster_api import (
     ApiError,
     Wire,
 )
-from router_core.models.kube import ResourceType, collection_path
+from llmisvc_core.models.kube import ResourceType, collection_path
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"

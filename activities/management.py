@@ -3,7 +3,7 @@ every pass (so a restarted worker with other settings changes what the next pass
 workflow does, without restarting any workflow).
 
 * **Mode.** ``write`` carries out the plan; ``shadow`` plans as usual and writes nothing (no object, no
-  status, no Event), reporting the drift instead: what it would have written (``router_core.planner.drift``).
+  status, no Event), reporting the drift instead: what it would have written (``llmisvc_core.planner.drift``).
 * **Selection.** A namespace list and a label selector. A pass whose service is outside them hands the
   service off: the workflow ends without writing anything, leaving the objects to whoever manages
   them now. The watcher applies the same selection to its watch, so a service outside it gets no
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from router_core.gocompat import label_selector
-from router_core.gocompat.label_selector import LabelSelector
+from llmisvc_core.gocompat import label_selector
+from llmisvc_core.gocompat.label_selector import LabelSelector
 
 
 class Mode(StrEnum):

@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cluster_cache.model import SeenVersion
-from router_core.merge.rendered_validation import Verdict
-from router_core.planner.drift import Drift
-from router_core.planner.plan import ObjectRef, WriteOp
-from router_core.world.events import PlannedEvent
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core.merge.rendered_validation import Verdict
+from llmisvc_core.planner.drift import Drift
+from llmisvc_core.planner.plan import ObjectRef, WriteOp
+from llmisvc_core.world.events import PlannedEvent
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40
@@ -90,7 +90,7 @@ class PassDecision(BaseModel):
     generation: int | None = None
     outcome: PassOutcome = PassOutcome.RECONCILED
     message: str | None = None
-    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # router_core.planner.plan.Phase values
+    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # llmisvc_core.planner.plan.Phase values
     #: What the plan saw of each write's target, so a write activity can tell a stale plan.
     targets: list[PlannedTarget] = Field(default_factory=list)
     #: The status to write (merged into the stored one), or None when the stored status already says it.

@@ -28,12 +28,12 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from activities import service_status
 from activities.models import ConditionState, PassDecision, PassOutcome
-from router_core.world import status_merge
+from llmisvc_core.world import status_merge
 
 #: The largest payload the router puts into a history, in bytes, codec included (Temporal's own limits:
 #: a warning at 512 KB, a refusal at 2 MB).
 PAYLOAD_BOUND = 128 * 1024
-#: Room left for what an encryption codec adds (``runtime.codec``: key id, nonce, tag, metadata).
+#: Room left for what an encryption codec adds (``llmisvc_runtime.codec``: key id, nonce, tag, metadata).
 CODEC_MARGIN = 1024
 #: The deepest nesting a payload may have: well under the ~200 levels pydantic's parser accepts.
 DEPTH_BOUND = 100

@@ -17,8 +17,8 @@ from activities import attempts, errors, heartbeats, payload_guard, service_stat
 from activities.cluster_api import REQUEST_BUDGET, ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder
 from activities.models import ApplyInput, ApplyResult, PlannedTarget, RejectedWrite
-from router_core.models.kube import ResourceType
-from router_core.planner.plan import WriteOp
+from llmisvc_core.models.kube import ResourceType
+from llmisvc_core.planner.plan import WriteOp
 
 
 def read_live(

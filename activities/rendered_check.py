@@ -4,7 +4,7 @@ The workflow keeps the last final verdict and hands it to every ``fetch_gateways
 keeps its digest, a pass asks nothing, so an idle pass still reads only the cache. A merged spec with no
 verdict (the spec, a config or the ingress settings changed) costs one request, made here, inside the
 pass that needs it: the core hands over the throwaway object
-(:func:`router_core.merge.rendered_validation.dry_run_object`), it is created with ``dryRun=All``, and
+(:func:`llmisvc_core.merge.rendered_validation.dry_run_object`), it is created with ``dryRun=All``, and
 the pass is planned again, from the same cache, with the answer. The check thus judges exactly the spec
 that pass routes by, and the history records the verdict in the pass's own marker.
 
@@ -22,10 +22,10 @@ from temporalio.exceptions import ApplicationError
 from activities import errors
 from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.payload_guard import clip
-from router_core.merge import rendered_validation
-from router_core.merge.rendered_validation import Verdict
-from router_core.models.kube import LLMISVC
-from router_core.planner.plan import PassPlan
+from llmisvc_core.merge import rendered_validation
+from llmisvc_core.merge.rendered_validation import Verdict
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.planner.plan import PassPlan
 
 #: Plans a pass with the verdicts given (None: skip the check).
 Planner = Callable[[Mapping[str, Verdict] | None], PassPlan]

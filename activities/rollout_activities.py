@@ -1,5 +1,5 @@
 """The rollout's activities: read the pair of services, write their weights, ask Prometheus, tell
-Kubernetes. I/O only; what to do with the answers is :mod:`router_core.rollout.decision`'s.
+Kubernetes. I/O only; what to do with the answers is :mod:`llmisvc_core.rollout.decision`'s.
 
 The weights are the only field written, each with the resourceVersion it was read at (a JSON merge patch
 carrying ``metadata.resourceVersion``: the API server refuses it with 409 when the object changed). A
@@ -32,10 +32,10 @@ from activities.rollout_models import (
     WriteWeightsInput,
     WriteWeightsResult,
 )
-from router_core.httproute.routing_group import stored_group
-from router_core.models.kube import LLMISVC
-from router_core.rollout import decision
-from router_core.rollout.gates import MemberObservation, MetricSample
+from llmisvc_core.httproute.routing_group import stored_group
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.rollout import decision
+from llmisvc_core.rollout.gates import MemberObservation, MetricSample
 
 #: A write that loses the race to another write of the object (the router's own status, say) reads again
 #: and, when the weight is still the rollout's, tries again; this often, then it is left to Temporal.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from router_core.rollout.gates import MemberObservation
-from router_core.rollout.weights import Weights
+from llmisvc_core.rollout.gates import MemberObservation
+from llmisvc_core.rollout.weights import Weights
 
 
 class RolloutMembers(BaseModel):

@@ -38,14 +38,14 @@ from activities.models import (
     StopInput,
 )
 from activities.rendered_check import plan_checked
-from cluster_cache.model import SeenVersion
-from router_core import limits
-from router_core.models.kube import LLMISVC, ResourceType
-from router_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
-from router_core.planner import passes, phases
-from router_core.planner.plan import PassPlan, Phase, WriteOp
-from router_core.world.config import Environment
-from router_core.world.status_merge import merge_status
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core import limits
+from llmisvc_core.models.kube import LLMISVC, ResourceType
+from llmisvc_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
+from llmisvc_core.planner import passes, phases
+from llmisvc_core.planner.plan import PassPlan, Phase, WriteOp
+from llmisvc_core.world.config import Environment
+from llmisvc_core.world.status_merge import merge_status
 
 log = logging.getLogger(__name__)
 

@@ -14,11 +14,11 @@ from typing import Any
 
 from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
-from router_core.httproute import routing_group
-from router_core.models.kube import LLMISVC
-from router_core.planner.plan import WriteOp
-from router_core.world import conditions
-from router_core.world.status_merge import conditions_of, merge_status, type_of
+from llmisvc_core.httproute import routing_group
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.planner.plan import WriteOp
+from llmisvc_core.world import conditions
+from llmisvc_core.world.status_merge import conditions_of, merge_status, type_of
 
 INVALID_SPEC = "InvalidSpec"
 ROUTER_READY_REASON = "RouterReady"

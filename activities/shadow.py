@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from activities.models import PassDecision
-from router_core.planner import drift
-from router_core.planner.plan import Phase, WriteOp
-from router_core.world.snapshot import Reader
+from llmisvc_core.planner import drift
+from llmisvc_core.planner.plan import Phase, WriteOp
+from llmisvc_core.world.snapshot import Reader
 
 
 def decision(

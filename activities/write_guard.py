@@ -14,7 +14,7 @@ resourceVersion, or that it was absent), and the write activity checks, on every
 
 A mismatch is not retried: the activity ends with :data:`activities.errors.STALE_PLAN` and the workflow
 plans again at once from fresh reads. The service's own check that an object is ours is the core's
-(``router_core.world.writes.is_controlled_by``); this module only compares what was planned with what is.
+(``llmisvc_core.world.writes.is_controlled_by``); this module only compares what was planned with what is.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Mapping
 
 from activities.cluster_api import ClusterApi, ClusterView, Wire
 from activities.models import PlannedTarget, ServiceKey
-from router_core.models.kube import LLMISVC, ObjectKey
-from router_core.planner.plan import WriteOp
+from llmisvc_core.models.kube import LLMISVC, ObjectKey
+from llmisvc_core.planner.plan import WriteOp
 
 
 class StalePlanError(Exception):

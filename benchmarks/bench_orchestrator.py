@@ -1,5 +1,5 @@
 """Cost and speed of the orchestrator: the production worker (``worker.process.run_worker``) and watcher
-(``watcher.runner.run_watcher``) on a local Temporal dev server, against the real control plane (etcd,
+(``llmisvc_watcher.runner.run_watcher``) on a local Temporal dev server, against the real control plane (etcd,
 kube-apiserver, kube-controller-manager) with the simulated gateway controller in a process of its own,
 the worker and the watcher each as its ServiceAccount through the counting proxy (its own process too).
 
@@ -36,13 +36,13 @@ from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
 from benchmarks.kube_stack import KubeStack
 from benchmarks.scale_stack import kube_stack
-from cluster_cache.cache import ClusterCache
-from cluster_cache.targets import start_worker_cache
-from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
-from runtime.environment import environment_from
+from llmisvc_cache.cache import ClusterCache
+from llmisvc_cache.targets import start_worker_cache
+from llmisvc_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from llmisvc_runtime.environment import environment_from
+from llmisvc_watcher.runner import run_watcher, stop_cache
 from tests import builders as b
 from tests.builders import kube
-from watcher.runner import run_watcher, stop_cache
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings

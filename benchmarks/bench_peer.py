@@ -28,11 +28,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from benchmarks.kube_stack import KSERVE_NAMESPACE, KubeStack
 from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, product
+from llmisvc_core import naming
+from llmisvc_core.merge import wellknown
+from llmisvc_core.models.kube import CONFIGMAP, DEPLOYMENT, LLMISVC_CONFIG
 from llmisvc_devstack.controlplane import write_kubeconfig
 from llmisvc_devstack.kserve_peer import PEER_CONFIG_DATA, KServePeer
-from router_core import naming
-from router_core.merge import wellknown
-from router_core.models.kube import CONFIGMAP, DEPLOYMENT, LLMISVC_CONFIG
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
 

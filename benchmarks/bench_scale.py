@@ -44,9 +44,9 @@ from benchmarks import scale_analysis as analysis
 from benchmarks.kube_stack import KubeStack
 from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, product
 from benchmarks.scale_temporal import TemporalRun, noop_pass, run_temporal
-from cluster_cache.targets import start_worker_cache
-from router_core.models.kube import LLMISVC
-from runtime.environment import environment_from
+from llmisvc_cache.targets import start_worker_cache
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_runtime.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
 from workflows.service_workflow import PHASE_ACTIVITIES

@@ -33,7 +33,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from benchmarks.kube_stack import KubeStack
 from benchmarks.scale_stack import NS, Fleet, free_port, kube_stack, product, service
-from router_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
 from workflows.models import workflow_id

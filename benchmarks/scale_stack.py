@@ -22,8 +22,8 @@ from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
 from benchmarks.kube_stack import CONTROLLER_AGENT, KubeStack
 from benchmarks.procs import START_TIMEOUT, free_port
-from router_core import naming
-from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
+from llmisvc_core import naming
+from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
 from tests import builders as b
 
 Wire = dict[str, Any]

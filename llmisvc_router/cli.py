@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 
 Handler = Callable[[argparse.Namespace], int]
-EXIT_INTERRUPTED = 130  # runtime.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
+#: llmisvc_runtime.exit_codes.INTERRUPTED (not imported here: an interrupt may come first)
+EXIT_INTERRUPTED = 130
 #: Entry points whose value is ``register(commands)``, called after the product's own commands.
 COMMANDS_GROUP = "llmisvc_router.commands"
 
@@ -44,8 +45,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or, when ``argv`` names one of the product's, of that one alone."""
     import importlib
 
-    from runtime import exit_codes
-    from runtime.version import package_version
+    from llmisvc_runtime import exit_codes
+    from llmisvc_runtime.version import package_version
 
     parser = argparse.ArgumentParser(
         prog="llmisvc-router",
@@ -86,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     on stderr, ``llmisvc-router COMMAND: message``, and the exit status of its class."""
     try:
         from llmisvc_router.errors import CommandError
-        from runtime.errors import StartupError
+        from llmisvc_runtime.errors import StartupError
 
         args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
         handler: Handler = args.handler

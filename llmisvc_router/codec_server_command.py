@@ -1,13 +1,13 @@
 """``llmisvc-router codec-server``: serve Temporal's ``/encode`` and ``/decode`` endpoints with the keys
 of ``LLMISVC_ROUTER_CODEC_KEYS_FILE``, so the Temporal UI can show encrypted payloads
-(``runtime.codec_server``)."""
+(``llmisvc_runtime.codec_server``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from runtime import codec, codec_server, exit_codes
+from llmisvc_runtime import codec, codec_server, exit_codes
 
 DEFAULT_PORT = 8081
 DESCRIPTION = f"""\

@@ -2,11 +2,12 @@
 prints ``llmisvc-router COMMAND: message`` as one line on stderr and exits with the error's status.
 
 A command's own failures are :class:`CommandError`; a process that cannot start raises
-:class:`runtime.errors.StartupError` (settings, kubeconfig, connections, a port), caught the same way."""
+:class:`llmisvc_runtime.errors.StartupError` (settings, kubeconfig, connections, a port), caught the same
+way."""
 
 from __future__ import annotations
 
-from runtime import exit_codes
+from llmisvc_runtime import exit_codes
 
 
 class CommandError(Exception):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from runtime import exit_codes
+from llmisvc_runtime import exit_codes
 
 ENVIRONMENT = """\
 environment:

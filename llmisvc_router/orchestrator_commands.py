@@ -18,13 +18,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.api_telemetry import ApiTelemetry
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
+from llmisvc_core.models.kube import LLMISVC
 from llmisvc_router import help_texts, output
 from llmisvc_router.errors import CommandError
-from router_core.models.kube import LLMISVC
-from runtime import exit_codes, kube, logs, probes, telemetry, temporal
-from runtime.environment import environment_from
-from runtime.process import connect_process
-from runtime.signals import stop_event
+from llmisvc_runtime import exit_codes, kube, logs, probes, telemetry, temporal
+from llmisvc_runtime.environment import environment_from
+from llmisvc_runtime.process import connect_process
+from llmisvc_runtime.signals import stop_event
 from worker.settings import OrchestratorSettings
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow

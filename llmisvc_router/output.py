@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from llmisvc_router.errors import CommandError
-from runtime import exit_codes
+from llmisvc_runtime import exit_codes
 from workflows.models import WorkflowState
 
 FORMATS = ("yaml", "json")

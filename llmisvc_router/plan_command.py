@@ -1,6 +1,6 @@
 """``llmisvc-router plan``: run one reconcile pass offline, from a state file to a plan on stdout.
 
-It runs exactly the rules the live orchestrator runs (``router_core.planner.passes.plan_pass``); nothing is
+It runs exactly the rules the live orchestrator runs (``llmisvc_core.planner.passes.plan_pass``); nothing is
 contacted and nothing is written.
 """
 
@@ -13,12 +13,12 @@ from typing import Any
 
 import yaml
 
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.planner.passes import plan_pass
 from llmisvc_router.errors import CommandError
 from llmisvc_router.state_file import ClusterState, StateFileError, parse_state
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.planner.passes import plan_pass
-from runtime import exit_codes
-from runtime.environment import environment_from
+from llmisvc_runtime import exit_codes
+from llmisvc_runtime.environment import environment_from
 
 DESCRIPTION = """\
 Plan one router pass for an LLMInferenceService, offline.

@@ -21,13 +21,13 @@ from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
 from activities.rollout_activities import observe
 from activities.rollout_models import RolloutMembers
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.rollout import plan as plans
+from llmisvc_core.rollout.plan import RolloutPlan
 from llmisvc_router import output, rollout_help
 from llmisvc_router.errors import CommandError
 from llmisvc_router.orchestrator_commands import connection_options, service_key
-from router_core.models.kube import LLMISVC
-from router_core.rollout import plan as plans
-from router_core.rollout.plan import RolloutPlan
-from runtime import exit_codes, kube, logs, temporal
+from llmisvc_runtime import exit_codes, kube, logs, temporal
 from worker.settings import OrchestratorSettings
 from workflows.rollout_details import static_details, summary
 from workflows.rollout_models import ControlRequest, RolloutInput, RolloutStatus, rollout_workflow_id

@@ -12,8 +12,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from llmisvc_router.errors import CommandError
-from runtime import exit_codes, temporal
-from runtime.errors import first_line
+from llmisvc_runtime import exit_codes, temporal
+from llmisvc_runtime.errors import first_line
 from workflows import search_attributes
 
 DESCRIPTION = """\

@@ -18,14 +18,14 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from router_core import limits
-from router_core.models import kube
-from router_core.models.core_objects import ConfigMap, CustomResourceDefinition, Deployment, Service
-from router_core.models.gateway_api import Gateway, GatewayClass, HTTPRoute
-from router_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
-from router_core.models.kube import CRD, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType
-from router_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceConfig
-from router_core.world.snapshot import Snapshot
+from llmisvc_core import limits
+from llmisvc_core.models import kube
+from llmisvc_core.models.core_objects import ConfigMap, CustomResourceDefinition, Deployment, Service
+from llmisvc_core.models.gateway_api import Gateway, GatewayClass, HTTPRoute
+from llmisvc_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
+from llmisvc_core.models.kube import CRD, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType
+from llmisvc_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceConfig
+from llmisvc_core.world.snapshot import Snapshot
 
 MODELS: dict[ResourceType, type[BaseModel]] = {
     kube.LLMISVC: LLMInferenceService,

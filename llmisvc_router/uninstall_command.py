@@ -12,8 +12,8 @@ from temporalio.service import RPCError
 
 from llmisvc_router import help_texts, orchestrator_commands
 from llmisvc_router.errors import CommandError
-from runtime import exit_codes, temporal
-from runtime.errors import first_line
+from llmisvc_runtime import exit_codes, temporal
+from llmisvc_runtime.errors import first_line
 from worker.settings import OrchestratorSettings
 from workflows import ending
 

@@ -1,7 +1,8 @@
 """``llmisvc-router watch``: wiring only — settings, a Kubernetes client, a Temporal client, signals.
 
 Bad settings or kubeconfig exit 2 and an unreachable Kubernetes API or Temporal exit 4
-(``runtime.exit_codes``), each with one line on stderr; SIGINT or SIGTERM stop the watcher cleanly (exit 0).
+(``llmisvc_runtime.exit_codes``), each with one line on stderr; SIGINT or SIGTERM stop the watcher cleanly
+(exit 0).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from cluster_cache.cache import ClusterCache
+from llmisvc_cache.cache import ClusterCache
 from llmisvc_router.orchestrator_commands import probe_options
-from runtime import exit_codes, logs, probes
-from runtime.environment import environment_from
-from runtime.process import connect_process
-from runtime.signals import stop_event
-from watcher.runner import run_watcher, stop_cache
+from llmisvc_runtime import exit_codes, logs, probes
+from llmisvc_runtime.environment import environment_from
+from llmisvc_runtime.process import connect_process
+from llmisvc_runtime.signals import stop_event
+from llmisvc_watcher.runner import run_watcher, stop_cache
 from worker.settings import OrchestratorSettings
 
 DESCRIPTION = """\

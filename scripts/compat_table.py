@@ -28,7 +28,7 @@ END = "<!-- compat-table:end -->"
 GO_MOD = "devstack/controlplane/go.mod"
 PEER_GO_MOD = "devstack/kserve/go.mod"
 CRDS = "devstack/llmisvc_devstack/controlplane/vendored_crds"
-WELLKNOWN = "router_core/merge/wellknown/__init__.py"
+WELLKNOWN = "llmisvc_core/merge/wellknown/__init__.py"
 
 
 def go_module_version(module: str, go_mod: str = GO_MOD) -> str:

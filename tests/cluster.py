@@ -28,10 +28,10 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from llmisvc_core.world.config import Environment
 from llmisvc_devstack.controlplane import ControlPlane, identity, pki, write_kubeconfig
 from llmisvc_devstack.proxy import ApiProxy, FaultInjector, RequestCounter
-from router_core.world.config import Environment
-from runtime.environment import environment_from
+from llmisvc_runtime.environment import environment_from
 
 #: Variants of the shared plane: the RBAC shape applied and the CRDs installed at start.
 VARIANTS: dict[str, tuple[str, str]] = {

@@ -16,7 +16,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.heartbeats import HeartbeatScheduler
 from activities.rollout_activities import RolloutActivities
 from activities.router_activities import RouterActivities
-from runtime import temporal
+from llmisvc_runtime import temporal
 from workflows.rollout_workflow import RolloutWorkflow
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -28,12 +28,13 @@ PASSTHROUGH_MODULES = (
     "pydantic",
     "pydantic_core",
     "annotated_types",
-    "router_core",
+    "llmisvc_core",
     "activities",
-    "cluster_cache.model",
+    "llmisvc_cache.model",
     "opentelemetry",
 )
-#: The processes' converter (their clients connect with it, ``runtime.temporal``), for the replayer too.
+#: The processes' converter (their clients connect with it, ``llmisvc_runtime.temporal``), for the replayer
+#: too.
 DATA_CONVERTER = temporal.DATA_CONVERTER
 
 

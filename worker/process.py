@@ -1,7 +1,7 @@
 """The worker process: connect to Temporal and Kubernetes, run the worker until told to stop, shut down
 gracefully (polling stops at once, running activities get ``LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS`` to
 finish, then are cancelled; ``/readyz`` says not ready from then on). Its activities read the cluster from the
-process's cache (:class:`~cluster_cache.cache.ClusterCache`) and write through the API."""
+process's cache (:class:`~llmisvc_cache.cache.ClusterCache`) and write through the API."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from temporalio.client import Client
 
 from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
-from router_core.world.config import Environment
-from runtime.probes import Probes
+from llmisvc_core.world.config import Environment
+from llmisvc_runtime.probes import Probes
 from worker import versioning
 from worker.factory import build_worker
 from worker.settings import OrchestratorSettings

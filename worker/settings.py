@@ -1,20 +1,20 @@
 """Settings of the worker and the watcher, from the environment.
 
-The Temporal connection (``runtime.temporal``) comes from Temporal's standard environment configuration
-(``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``,
+The Temporal connection (``llmisvc_runtime.temporal``) comes from Temporal's standard environment
+configuration (``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``,
 ``TEMPORAL_PROFILE`` and the TOML profile file), so the same variables work for the ``temporal`` CLI,
 this worker and Temporal Cloud.
 
-Telemetry (``runtime.telemetry``): ``LLMISVC_ROUTER_METRICS_PORT`` serves Prometheus metrics; traces follow
-OpenTelemetry's variables, ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``, ``none``, comma-separated;
+Telemetry (``llmisvc_runtime.telemetry``): ``LLMISVC_ROUTER_METRICS_PORT`` serves Prometheus metrics; traces
+follow OpenTelemetry's variables, ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``, ``none``, comma-separated;
 unset means ``otlp`` when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is
 set and no tracing otherwise, so a cluster without a collector is not sent spans),
 ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default,
 or ``grpc``; the first set wins) and ``OTEL_SDK_DISABLED=true``.
 
-Probes (``runtime.probes``): ``LLMISVC_ROUTER_PROBE_PORT`` serves ``/healthz`` and ``/readyz`` (default
-8081; 0: off); ``LLMISVC_ROUTER_READINESS_GRACE_SECONDS`` (default 30) is how long a watch may fail or
-Temporal be unreachable before ``/readyz`` answers 503.
+Probes (``llmisvc_runtime.probes``): ``LLMISVC_ROUTER_PROBE_PORT`` serves ``/healthz`` and ``/readyz``
+(default 8081; 0: off); ``LLMISVC_ROUTER_READINESS_GRACE_SECONDS`` (default 30) is how long a watch may fail
+or Temporal be unreachable before ``/readyz`` answers 503.
 
 Worker Versioning (``worker.versioning``): ``LLMISVC_ROUTER_DEPLOYMENT_NAME`` (off when unset),
 ``LLMISVC_ROUTER_BUILD_ID``, ``LLMISVC_ROUTER_IMAGE_TAG``.
@@ -47,12 +47,12 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from activities.management import Management
-from router_core.gocompat import label_selector
-from runtime import exit_codes
-from runtime.errors import StartupError
-from runtime.probes import DEFAULT_PORT
-from runtime.telemetry import OtlpProtocol
-from runtime.version import package_version
+from llmisvc_core.gocompat import label_selector
+from llmisvc_runtime import exit_codes
+from llmisvc_runtime.errors import StartupError
+from llmisvc_runtime.probes import DEFAULT_PORT
+from llmisvc_runtime.telemetry import OtlpProtocol
+from llmisvc_runtime.version import package_version
 from worker.factory import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
 from worker.versioning import BuildId, DeploymentName, default_build_id
 from worker.versioning import from_env as versioning_from_env
@@ -89,8 +89,8 @@ class OrchestratorSettings(BaseModel):
     kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
     shutdown_grace_seconds: int = Field(default=int(DEFAULT_SHUTDOWN_GRACE.total_seconds()), ge=1, le=3600)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
-    # /healthz and /readyz (runtime.probes); 0: off. A watch failing or Temporal unreachable for longer
-    # than the grace turns /readyz 503 (a watch not listed yet does at once).
+    # /healthz and /readyz (llmisvc_runtime.probes); 0: off. A watch failing or Temporal unreachable for
+    # longer than the grace turns /readyz 503 (a watch not listed yet does at once).
     probe_port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     readiness_grace_seconds: float = Field(default=30.0, gt=0, le=3600)
     trace_exporters: list[Literal["otlp", "console"]] = []  # empty: no tracing

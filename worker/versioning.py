@@ -20,7 +20,7 @@ from pydantic import AfterValidator
 from temporalio.common import WorkerDeploymentVersion
 from temporalio.worker import WorkerDeploymentConfig
 
-from runtime.version import package_version
+from llmisvc_runtime.version import package_version
 from workflows import versioning as workflow_versioning
 
 #: Temporal's ``limit.workerBuildIdSize``; the deployment name shares the bound.

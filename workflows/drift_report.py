@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from temporalio import workflow
 
 from activities.models import ServiceKey
-from router_core.planner.drift import Drift, ObjectDrift
+from llmisvc_core.planner.drift import Drift, ObjectDrift
 
 DRIFT_ATTRIBUTE = "llmisvc.drift"
 DRIFT_METRIC = "llmisvc_router_drift_objects"

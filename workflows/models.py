@@ -11,9 +11,9 @@ from typing import NamedTuple
 from pydantic import BaseModel, Field
 
 from activities.models import PassOutcome
-from cluster_cache.model import SeenVersion
-from router_core.merge.rendered_validation import Verdict
-from router_core.world.events import PlannedEvent
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core.merge.rendered_validation import Verdict
+from llmisvc_core.world.events import PlannedEvent
 from workflows.drift_report import DriftReport
 
 WORKFLOW_NAME = "LLMInferenceServiceWorkflow"

@@ -4,7 +4,7 @@ is, the weights, the gates, the timeline, as Markdown) and the descriptions of i
 from __future__ import annotations
 
 from activities.rollout_models import RolloutMembers
-from router_core.rollout.plan import RolloutPlan
+from llmisvc_core.rollout.plan import RolloutPlan
 from workflows.rollout_models import RolloutStatus
 
 PAUSE = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 from activities.rollout_models import RolloutMembers
-from router_core.rollout.gates import PROMETHEUS, Gate
+from llmisvc_core.rollout.gates import PROMETHEUS, Gate
 
 STEP_METRIC = "llmisvc_router_rollout_step"
 GATES_METRIC = "llmisvc_router_rollout_gate_checks"  # the exporter adds _total

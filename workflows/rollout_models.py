@@ -11,10 +11,10 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from activities.rollout_models import RolloutMembers
-from router_core.rollout.decision import Progress
-from router_core.rollout.gates import Gate
-from router_core.rollout.plan import RolloutPlan
-from router_core.rollout.weights import Weights
+from llmisvc_core.rollout.decision import Progress
+from llmisvc_core.rollout.gates import Gate
+from llmisvc_core.rollout.plan import RolloutPlan
+from llmisvc_core.rollout.weights import Weights
 from workflows.models import workflow_id
 
 ROLLOUT_WORKFLOW_NAME = "RolloutWorkflow"

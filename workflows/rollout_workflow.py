@@ -1,7 +1,7 @@
 """``RolloutWorkflow``: one progressive rollout of a routing group, from its stable service to a candidate.
 
 Each turn of the loop reads both services, evaluates the gates and asks the decision table
-(:mod:`router_core.rollout.decision`) what to do: advance to the next step and dwell there (a durable timer
+(:mod:`llmisvc_core.rollout.decision`) what to do: advance to the next step and dwell there (a durable timer
 named after the step), wait for pending gates, roll back, pause, or succeed. People steer it with the
 ``pause``, ``resume``, ``promote`` and ``abort`` updates and read it with the ``status`` query; the
 Temporal UI shows the same as the run's details. The weights are written by an activity that compares
@@ -24,11 +24,11 @@ from activities.rollout_models import (
     RolloutEventInput,
     WriteWeightsInput,
 )
-from router_core.rollout import decision, gates
-from router_core.rollout import weights as weight_rules
-from router_core.rollout.decision import Advance, Pause, Progress, RollBack, Succeed, Wait
-from router_core.rollout.gates import GateState, MetricSample
-from router_core.rollout.weights import Weights
+from llmisvc_core.rollout import decision, gates
+from llmisvc_core.rollout import weights as weight_rules
+from llmisvc_core.rollout.decision import Advance, Pause, Progress, RollBack, Succeed, Wait
+from llmisvc_core.rollout.gates import GateState, MetricSample
+from llmisvc_core.rollout.weights import Weights
 from workflows import descriptions, rollout_details, rollout_metrics
 from workflows.rollout_models import (
     MAX_TIMELINE,

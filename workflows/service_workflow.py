@@ -34,8 +34,8 @@ from activities.models import (
     StopInput,
 )
 from activities.router_activities import RouterActivities
-from cluster_cache.model import SeenVersion
-from router_core.planner.plan import Phase
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core.planner.plan import Phase
 from workflows import (
     descriptions,
     drift_report,
@@ -245,7 +245,7 @@ class LLMInferenceServiceWorkflow:
                     summary = summaries.internal_error(err, workflow.now())
                     self._state.last_error = summary.message
                 observed.finished(summary)
-                # In the pass's span, so that its lines carry the pass's trace id (runtime.logs).
+                # In the pass's span, so that its lines carry the pass's trace id (llmisvc_runtime.logs).
                 pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
             summary.build_id = versioning.build_id()
             self._state.pass_count += 1

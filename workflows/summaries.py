@@ -10,7 +10,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from activities.models import ConditionState, PassDecision, PassOutcome, ServiceKey
 from activities.payload_guard import clip
-from router_core.planner.plan import WriteOp
+from llmisvc_core.planner.plan import WriteOp
 from workflows import drift_report
 from workflows.models import PassSummary, WorkflowState
 

@@ -45,7 +45,7 @@ WATCHED = (
     SERVICE, "LLMInferenceServiceConfig", "HTTPRoute", "Gateway", "GatewayClass", "InferencePool",
     "InferencePoolV1alpha2",
 )  # fmt: skip
-#: What the product logs when a watch of its met 410 Gone (cluster_cache.watch_loop).
+#: What the product logs when a watch of its met 410 Gone (llmisvc_cache.watch_loop).
 EXPIRED_LINE = "expired (410 Gone): listing again"
 
 

@@ -24,18 +24,18 @@ from temporalio.runtime import Runtime
 from activities.api_telemetry import ApiTelemetry
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
-from cluster_cache.cache import ClusterCache
+from llmisvc_cache.cache import ClusterCache
+from llmisvc_core.merge import wellknown
+from llmisvc_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
+from llmisvc_core.world.config import Environment
 from llmisvc_devstack.controlplane import ControlPlane, identity, write_kubeconfig
 from llmisvc_devstack.controlplane.processes import log_tail
-from router_core.merge import wellknown
-from router_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
-from router_core.world.config import Environment
-from runtime import exit_codes, logs, telemetry, temporal
-from runtime.environment import environment_from
-from runtime.errors import StartupError
-from runtime.kube import load_kube
-from runtime.signals import stop_event
-from watcher.runner import run_watcher, stop_cache
+from llmisvc_runtime import exit_codes, logs, telemetry, temporal
+from llmisvc_runtime.environment import environment_from
+from llmisvc_runtime.errors import StartupError
+from llmisvc_runtime.kube import load_kube
+from llmisvc_runtime.signals import stop_event
+from llmisvc_watcher.runner import run_watcher, stop_cache
 from worker.settings import OrchestratorSettings
 from workflows import search_attributes
 

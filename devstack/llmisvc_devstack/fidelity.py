@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, cast
 
-from router_core import naming
+from llmisvc_core import naming
 
 Wire = dict[str, Any]
 T = TypeVar("T")

@@ -4,7 +4,7 @@ Every suite builds its objects here (unit, watcher, workflows, integration, cach
 and the benchmarks) and keeps only its scenarios. Defaults are the smallest valid object; a keyword set to
 ``None`` leaves its field out, so a suite states only what its scenario is about. This module holds
 KServe's, the Gateway API's and the InferencePool's objects; beside it: ``kube`` (core objects, CRDs, any
-known type, with the part-of labels of ``router_core.naming``), ``plans`` (one pass of the planner over a
+known type, with the part-of labels of ``llmisvc_core.naming``), ``plans`` (one pass of the planner over a
 snapshot), ``typed`` (pydantic objects for the URL discovery rules) and ``watch`` (watch events).
 """
 

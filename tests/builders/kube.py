@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from router_core import naming
-from router_core.models import kube
+from llmisvc_core import naming
+from llmisvc_core.models import kube
 from tests.builders import KSERVE, Wire, metadata
 
 

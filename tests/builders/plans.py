@@ -3,12 +3,12 @@ the plan (a condition, the applied manifests, the cluster after the plan is carr
 
 from __future__ import annotations
 
-from router_core.models.kube import KNOWN_TYPES, ResourceType
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.planner.passes import plan_pass
-from router_core.planner.plan import PassPlan
-from router_core.world.config import Environment
-from router_core.world.snapshot import Snapshot, snapshot_of
+from llmisvc_core.models.kube import KNOWN_TYPES, ResourceType
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.planner.passes import plan_pass
+from llmisvc_core.planner.plan import PassPlan
+from llmisvc_core.world.config import Environment
+from llmisvc_core.world.snapshot import Snapshot, snapshot_of
 from tests.builders import NOW, Wire
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from router_core.models.core_objects import Service, ServicePort, ServiceSpec
-from router_core.models.gateway_api import (
+from llmisvc_core.models.core_objects import Service, ServicePort, ServiceSpec
+from llmisvc_core.models.gateway_api import (
     Gateway,
     GatewayClass,
     GatewaySpec,
@@ -26,9 +26,9 @@ from router_core.models.gateway_api import (
     Listener,
     ParentReference,
 )
-from router_core.models.kube import GATEWAY_GROUP, ObjectMeta
-from router_core.urls.discovery import DiscoveredURL, ResolvedGateway, discover_urls
-from router_core.world.config import Environment, RouterConfig
+from llmisvc_core.models.kube import GATEWAY_GROUP, ObjectMeta
+from llmisvc_core.urls.discovery import DiscoveredURL, ResolvedGateway, discover_urls
+from llmisvc_core.world.config import Environment, RouterConfig
 
 HEADER = "X-Gateway-Model-Name"
 POOL = "InferencePool"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from router_core.models import kube
+from llmisvc_core.models import kube
+from llmisvc_watcher.model import ADDED, WatchEvent
 from tests.builders import Wire
-from watcher.model import ADDED, WatchEvent
 
 
 def observed(*gateways: tuple[str | None, str], routes: list[tuple[str | None, str]] | None = None) -> Wire:

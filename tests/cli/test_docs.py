@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from router_core.planner.plan import Outcome
-from runtime import exit_codes
+from llmisvc_core.planner.plan import Outcome
+from llmisvc_runtime import exit_codes
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Outcomes of the live workflow that ``plan`` cannot produce.

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from llmisvc_core.rollout.plan import RolloutPlan
 from llmisvc_router import rollout_command
 from llmisvc_router.cli import build_parser
 from llmisvc_router.errors import CommandError
-from router_core.rollout.plan import RolloutPlan
 from tests.cli.test_command_line import cli
 
 START = ["rollout", "start", "llm/llama", "--stable", "v1", "--candidate", "v2"]

@@ -1,5 +1,5 @@
-"""Starting a process (``runtime``): whatever stops it is one ``StartupError`` with a one-line message and
-the exit status of its class, printed once by the command line, the same for every command."""
+"""Starting a process (``llmisvc_runtime``): whatever stops it is one ``StartupError`` with a one-line
+message and the exit status of its class, printed once by the command line, the same for every command."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from llmisvc_router.cli import main
-from runtime import exit_codes, kube, temporal
-from runtime.errors import StartupError
-from runtime.telemetry import TelemetryError, metrics_runtime
+from llmisvc_runtime import exit_codes, kube, temporal
+from llmisvc_runtime.errors import StartupError
+from llmisvc_runtime.telemetry import TelemetryError, metrics_runtime
 from worker.settings import OrchestratorSettings, SettingsError
 
 GARBAGE = {

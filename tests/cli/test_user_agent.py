@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime import kube
-from runtime.version import package_version, user_agent
+from llmisvc_runtime import kube
+from llmisvc_runtime.version import package_version, user_agent
 from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 
 

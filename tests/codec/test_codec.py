@@ -1,6 +1,6 @@
-"""The payload encryption codec (``runtime.codec``): AES-256-GCM, keys named by id so that rotation works,
-a keys file that is refused with one line naming what is wrong, and the codec server's HTTP endpoints
-(``runtime.codec_server``) as the Temporal UI calls them."""
+"""The payload encryption codec (``llmisvc_runtime.codec``): AES-256-GCM, keys named by id so that rotation
+works, a keys file that is refused with one line naming what is wrong, and the codec server's HTTP endpoints
+(``llmisvc_runtime.codec_server``) as the Temporal UI calls them."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.exceptions import ApplicationError
 
 from activities.models import FetchInput, ServiceKey
-from runtime import codec, codec_server
-from runtime.codec import CodecError, CodecKeys, CodecKeysError, EncryptionCodec
+from llmisvc_runtime import codec, codec_server
+from llmisvc_runtime.codec import CodecError, CodecKeys, CodecKeysError, EncryptionCodec
 
 OLD, NEW = base64.b64decode(codec.new_key()), base64.b64decode(codec.new_key())
 SECRET = b"s3cr3t-value"

@@ -15,9 +15,9 @@ from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 
 from llmisvc_router.cli import main
-from runtime import codec, exit_codes, temporal
-from runtime.codec import CodecKeys, EncryptionCodec
-from runtime.errors import StartupError
+from llmisvc_runtime import codec, exit_codes, temporal
+from llmisvc_runtime.codec import CodecKeys, EncryptionCodec
+from llmisvc_runtime.errors import StartupError
 from tests.cli.test_command_line import ROOT, environment, free_port, one_line
 from tests.codec.test_codec import post
 

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from activities.api_telemetry import REQUESTS_METRIC
+from llmisvc_watcher.service_gauge import SERVICES_METRIC
 from tests.deploy.chart import (
     CHART,
     HELM,
@@ -41,7 +42,6 @@ from tests.deploy.chart import (
 from tests.deploy.test_manifests import KUBERNETES_VERSION, render
 from tests.observability import dashboard
 from tests.observability.failing_task import FAILED_TASKS
-from watcher.service_gauge import SERVICES_METRIC
 from workflows.drift_report import DRIFT_METRIC
 from workflows.pass_telemetry import DURATION_METRIC, PASSES_METRIC
 

@@ -58,7 +58,7 @@ def pinned_copy(tmp_path: Path) -> Path:
     ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
-    for tree in ("devstack/llmisvc_devstack/controlplane/vendored_crds", "router_core/merge/wellknown"):
+    for tree in ("devstack/llmisvc_devstack/controlplane/vendored_crds", "llmisvc_core/merge/wellknown"):
         shutil.copytree(ROOT / tree, tmp_path / tree)
     return tmp_path
 
@@ -81,21 +81,21 @@ def pinned_copy(tmp_path: Path) -> Path:
             id="kubernetes",
         ),
         pytest.param(
-            "router_core/merge/wellknown/__init__.py",
+            "llmisvc_core/merge/wellknown/__init__.py",
             'TARGET_COMMIT = "aaac4e294"',
             'TARGET_COMMIT = "0123abcde"',
             "router rules at `0123abcde`",
             id="kserve",
         ),
         pytest.param(
-            "router_core/merge/wellknown/__init__.py",
+            "llmisvc_core/merge/wellknown/__init__.py",
             'SEED_COMMIT = "6c74cae8d"',
             'SEED_COMMIT = "0123abcde"',
             "seeded from `0123abcde`",
             id="kserve-seed",
         ),
         pytest.param(
-            "router_core/merge/wellknown/__init__.py",
+            "llmisvc_core/merge/wellknown/__init__.py",
             'PRESETS_COMMIT = "aaac4e294"',
             'PRESETS_COMMIT = "0123abcde"',
             "well-known configs at `0123abcde`",

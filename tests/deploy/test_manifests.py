@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from llmisvc_devstack.controlplane.identity import CONFIG_READER
-from runtime.probes import DEFAULT_PORT as DEFAULT_PROBE_PORT
+from llmisvc_runtime.probes import DEFAULT_PORT as DEFAULT_PROBE_PORT
 from tests.cluster import Plane
 from tests.deploy.dry_run import dry_run_apply, existing_namespaces, namespaces_of
 from tests.tools import KUBECTL
@@ -120,7 +120,8 @@ def test_deployments_have_probes_and_read_temporal_settings(objects: list[dict[s
 
 def assert_http_probes(container: dict[str, Any]) -> None:
     """Liveness on ``/healthz`` and readiness on ``/readyz`` of the ``probes`` port, the product's default
-    (``runtime.probes``): served whether or not metrics are on, unlike the metrics port they replaced."""
+    (``llmisvc_runtime.probes``): served whether or not metrics are on, unlike the metrics port they
+    replaced."""
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}
     assert ports["probes"] == DEFAULT_PROBE_PORT
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}

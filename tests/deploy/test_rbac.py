@@ -26,19 +26,19 @@ from temporalio.exceptions import ApplicationError
 from activities.kube_api import KubeClusterApi
 from activities.models import ApplyInput, EvaluateInput, FetchInput, ServiceKey, StopInput
 from activities.router_activities import INVALID_OBJECT, RouterActivities
-from cluster_cache.cache import ClusterCache
-from cluster_cache.targets import start_worker_cache
+from llmisvc_cache.cache import ClusterCache
+from llmisvc_cache.targets import start_worker_cache
+from llmisvc_core import naming
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.planner.plan import Phase
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 from llmisvc_devstack.controlplane import identity
 from llmisvc_devstack.controlplane.crds import POOL_V1_GROUP
-from router_core import naming
-from router_core.models.kube import LLMISVC
-from router_core.planner.plan import Phase
+from llmisvc_watcher.model import ServiceSignal, Tuning
+from llmisvc_watcher.runner import stop_cache, watch_and_signal
 from tests import cluster as clusters
 from tests.cluster import Cluster, shared_plane
 from tests.deploy import rbac_grants
-from watcher.model import ServiceSignal, Tuning
-from watcher.runner import stop_cache, watch_and_signal
 
 WORKER, WATCHER = identity.WORKER_ACCOUNT, identity.WATCHER_ACCOUNT
 AGENTS = {WORKER: "llmisvc-router-worker/rbac-test", WATCHER: "llmisvc-router-watcher/rbac-test"}

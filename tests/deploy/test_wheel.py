@@ -91,7 +91,7 @@ def test_the_notice_names_every_vendored_file() -> None:
     """Each third-party file the repository copies (the presets, the CRDs) is listed with its upstream."""
     notice = (ROOT / "NOTICE").read_text()
     vendored = [
-        *(ROOT / "router_core/merge/wellknown").glob("*.yaml"),
+        *(ROOT / "llmisvc_core/merge/wellknown").glob("*.yaml"),
         *(ROOT / "devstack/llmisvc_devstack/controlplane/vendored_crds").glob("*.yaml"),
         *(ROOT / "tests/deploy/vendored_crds").glob("*.yaml"),
     ]

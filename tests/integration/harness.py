@@ -33,18 +33,18 @@ from activities.cluster_api import ApiError, Wire
 from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.management import Management
 from activities.router_activities import RouterActivities
-from cluster_cache.cache import ClusterCache
-from cluster_cache.targets import start_worker_cache
+from llmisvc_cache.cache import ClusterCache
+from llmisvc_cache.targets import start_worker_cache
+from llmisvc_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from llmisvc_core.world.config import Environment
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
-from router_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
-from router_core.world.config import Environment
-from runtime.version import user_agent
+from llmisvc_runtime.version import user_agent
+from llmisvc_watcher.model import Tuning
+from llmisvc_watcher.runner import run_watcher, stop_cache
 from tests.builders import kube
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
-from watcher.model import Tuning
-from watcher.runner import run_watcher, stop_cache
 from worker.factory import WorkerSizing, build_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import PassSummary, ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
@@ -54,7 +54,7 @@ T = TypeVar("T")
 Handle = WorkflowHandle[Any, Any]
 
 PRODUCT_AGENT = "llmisvc-router/"  # prefix of both below
-#: The product's own agents (``runtime.version``), which the in-process worker and watcher send as the
+#: The product's own agents (``llmisvc_runtime.version``), which the in-process worker and watcher send as the
 #: processes do.
 WORKER_AGENT = user_agent("worker")
 WATCHER_AGENT = user_agent("watcher")

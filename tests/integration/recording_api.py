@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.kube_api import KubeClusterApi
-from router_core.models.kube import ResourceType
+from llmisvc_core.models.kube import ResourceType
 
 
 class RecordingClusterApi:

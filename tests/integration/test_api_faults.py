@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2, SERVICE
 from tests.history import ActivityRun, activity_runs
 from tests.integration.harness import WORKER_AGENT, running_stack
 

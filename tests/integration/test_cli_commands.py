@@ -18,8 +18,8 @@ import yaml
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration.harness import Stack, annotations_of, running_stack, until
 from workflows.models import workflow_id
 

@@ -8,9 +8,9 @@ import copy
 
 import pytest
 
-from router_core import naming
-from router_core.merge import wellknown
-from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
+from llmisvc_core import naming
+from llmisvc_core.merge import wellknown
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
 from tests.integration import world
 from tests.integration.harness import BOTH_RBAC_SHAPES, Stack, conditions_of, running_stack, until
 from tests.integration.world import Wire

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from router_core.models.kube import HTTPROUTE
+from llmisvc_core.models.kube import HTTPROUTE
 from tests.cluster import Cluster
 from tests.integration.harness import until
 from tests.integration.test_worker_process import logged, product_env, product_process

@@ -18,9 +18,9 @@ import json
 import pytest
 
 from activities.payload_guard import PAYLOAD_BOUND
-from router_core import naming
-from router_core.merge import wellknown
-from router_core.models.kube import CONFIGMAP, DEPLOYMENT, HTTPROUTE, LLMISVC, LLMISVC_CONFIG
+from llmisvc_core import naming
+from llmisvc_core.merge import wellknown
+from llmisvc_core.models.kube import CONFIGMAP, DEPLOYMENT, HTTPROUTE, LLMISVC, LLMISVC_CONFIG
 from tests.builders import kube
 from tests.history import recorded_payloads
 from tests.integration import world
@@ -165,7 +165,7 @@ def deeply_nested(levels: int) -> Wire:
 async def test_a_spec_nested_350_levels_deep_is_told_so_instead_of_failing_every_pass(temporal, cluster):
     """An open-schema field (LoRA adapters keep unknown fields) accepts any depth; pydantic, which the
     plan copies the spec through, refuses 255 levels, and its JSON parser about 200. The service is
-    refused before it is planned (``router_core.limits``): its status names the field, for its
+    refused before it is planned (``llmisvc_core.limits``): its status names the field, for its
     generation, and no payload of the history holds the deep value."""
     async with running_stack(temporal, cluster) as stack:
         stack.workflow_ids.add(workflow_id(stack.namespace, "deep"))

@@ -16,9 +16,9 @@ import pytest
 from temporalio.client import Client
 
 from activities.service_status import INVALID_SPEC
-from router_core import naming
-from router_core.limits import MAX_DEPTH
-from router_core.models.kube import HTTPROUTE
+from llmisvc_core import naming
+from llmisvc_core.limits import MAX_DEPTH
+from llmisvc_core.models.kube import HTTPROUTE
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until

@@ -22,12 +22,9 @@ import pytest
 from temporalio.client import Client
 
 from activities.kube_api import KubeClusterApi
-from llmisvc_devstack import fidelity
-from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
-from llmisvc_devstack.kserve_peer import PEER_CONFIG_DATA, KServePeer
-from router_core import naming
-from router_core.merge import wellknown
-from router_core.models.kube import (
+from llmisvc_core import naming
+from llmisvc_core.merge import wellknown
+from llmisvc_core.models.kube import (
     CONFIGMAP,
     DEPLOYMENT,
     HTTPROUTE,
@@ -38,6 +35,9 @@ from router_core.models.kube import (
     SERVICE,
     ResourceType,
 )
+from llmisvc_devstack import fidelity
+from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
+from llmisvc_devstack.kserve_peer import PEER_CONFIG_DATA, KServePeer
 from tests.builders import model
 from tests.cluster import Cluster, start_plane, test_cluster
 from tests.integration import world

@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from cluster_cache.model import SeenVersion
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import (
     BOTH_RBAC_SHAPES,

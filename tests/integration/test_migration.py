@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, POOL_V1_GROUP, POOL_V1ALPHA2_GROUP
 from tests.history import activity_names
 from tests.integration.harness import (
     annotations_of,

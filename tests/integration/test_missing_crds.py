@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from temporalio.service import RPCError
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, WATCHER_AGENT, WORKER_AGENT, Stack, running_stack, until

@@ -13,8 +13,8 @@ import pytest
 
 from activities.cluster_api import Wire
 from activities.events import EVENT
-from router_core.httproute.collisions import MODEL_NAME_COLLISION
-from router_core.models.kube import LLMISVC
+from llmisvc_core.httproute.collisions import MODEL_NAME_COLLISION
+from llmisvc_core.models.kube import LLMISVC
 from tests import builders as b
 from tests.integration.harness import Stack, running_stack, until
 from workflows.models import workflow_id

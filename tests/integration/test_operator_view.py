@@ -15,9 +15,9 @@ import pytest
 from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
-from router_core import naming
-from router_core.models.kube import LLMISVC
-from runtime import logs
+from llmisvc_core import naming
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_runtime import logs
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until
 from tests.tools import KUBECTL

@@ -18,11 +18,11 @@ from temporalio.api.common.v1 import Payloads
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC
-from runtime import codec, codec_server
-from runtime.codec import CodecKeys, EncryptionCodec
-from runtime.temporal import connect_temporal
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_runtime import codec, codec_server
+from llmisvc_runtime.codec import CodecKeys, EncryptionCodec
+from llmisvc_runtime.temporal import connect_temporal
 from tests.codec.test_codec import post
 from tests.history import recorded_payloads
 from tests.integration.harness import running_stack, until

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from router_core import naming
-from router_core.models.kube import (
+from llmisvc_core import naming
+from llmisvc_core.models.kube import (
     CONFIGMAP,
     CRD,
     DEPLOYMENT,
@@ -36,7 +36,7 @@ from router_core.models.kube import (
     SERVICE,
     key_of,
 )
-from router_core.world.config import CONFIGMAP_NAME
+from llmisvc_core.world.config import CONFIGMAP_NAME
 from tests.integration.harness import (
     WORKER_AGENT,
     Handle,
@@ -55,7 +55,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.timeout(300
 
 NAME = "opt"
 PLAN_TIME = "2030-01-01T00:00:00Z"
-#: What ``runtime.environment`` reads; the test's stack sets POD_NAMESPACE alone (``Cluster.env``).
+#: What ``llmisvc_runtime.environment`` reads; the test's stack sets POD_NAMESPACE alone (``Cluster.env``).
 ENVIRONMENT_VARIABLES = (
     "GATEWAY_API_WILDCARD_HOSTNAME",
     "CLUSTER_DOMAIN",

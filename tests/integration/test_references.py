@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from router_core import naming
-from router_core.models.kube import GATEWAY, HTTPROUTE
+from llmisvc_core import naming
+from llmisvc_core.models.kube import GATEWAY, HTTPROUTE
 from tests.integration import world
 from tests.integration.harness import BOTH_RBAC_SHAPES, conditions_of, running_stack, until
 from tests.integration.world import Wire

@@ -9,8 +9,8 @@ not sent at all, and the status says why.
 
 from __future__ import annotations
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG, SERVICE
 from tests.integration import world
 from tests.integration.harness import running_stack
 from workflows.models import workflow_id

@@ -15,12 +15,12 @@ import yaml
 
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
+from llmisvc_core import naming
+from llmisvc_core.merge import rendered_validation
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
+from llmisvc_core.planner.passes import plan_pass
+from llmisvc_core.world.config import Environment
 from llmisvc_router.state_file import parse_state
-from router_core import naming
-from router_core.merge import rendered_validation
-from router_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
-from router_core.planner.passes import plan_pass
-from router_core.world.config import Environment
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import WORKER_AGENT, Stack, conditions_of, running_stack, until

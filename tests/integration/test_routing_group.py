@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration.harness import Stack, conditions_of, running_stack, until
 from tests.integration.world import Wire
 

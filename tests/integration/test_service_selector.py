@@ -14,8 +14,8 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.management import Management
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, Stack, running_stack, until
 from workflows.models import workflow_id

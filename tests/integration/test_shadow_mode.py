@@ -14,11 +14,11 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.service import RPCError
 
 from activities.management import Management
-from router_core import naming
-from router_core.models.kube import BUILTIN_TYPES, HTTPROUTE, LLMISVC, ResourceType
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.planner import passes, phases
-from router_core.world.status_merge import merge_status
+from llmisvc_core import naming
+from llmisvc_core.models.kube import BUILTIN_TYPES, HTTPROUTE, LLMISVC, ResourceType
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.planner import passes, phases
+from llmisvc_core.world.status_merge import merge_status
 from tests.integration.harness import WORKER_AGENT, Stack, is_served, running_stack, until
 from tests.integration.test_cli_commands import cli
 from workflows import search_attributes
@@ -34,7 +34,7 @@ ROUTE_FIELD = 'spec.rules[0].backendRefs[0].name: "by-hand" -> "opt-inference-po
 
 
 class LiveReader:
-    """``router_core.world.snapshot.Reader`` over the test's own client: what the other writer plans from."""
+    """``llmisvc_core.world.snapshot.Reader`` over the test's own client: what the other writer plans from."""
 
     def __init__(self, stack: Stack) -> None:
         self.kube = stack.kube

@@ -9,8 +9,8 @@ import asyncio
 
 import pytest
 
-from router_core import naming
-from router_core.models.kube import DEPLOYMENT
+from llmisvc_core import naming
+from llmisvc_core.models.kube import DEPLOYMENT
 from tests.builders import presets
 from tests.builders.kube import tokenizer_deployment
 from tests.integration import world

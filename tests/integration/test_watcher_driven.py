@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
-from router_core import naming
-from router_core.models.kube import (
+from llmisvc_core import naming
+from llmisvc_core.models.kube import (
     CONFIGMAP,
     DEPLOYMENT,
     GATEWAY,

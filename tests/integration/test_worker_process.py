@@ -26,9 +26,9 @@ from temporalio.client import Client
 
 from activities.kube_api import KubeClusterApi
 from activities.management import Management
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC
-from runtime.version import package_version
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_runtime.version import package_version
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import PRODUCT_AGENT, TEST_AGENT, WORKER_AGENT, running_stack, seed, until

@@ -32,9 +32,10 @@ from temporalio.worker import Worker
 
 from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.router_activities import RouterActivities
-from cluster_cache.targets import start_worker_cache
-from router_core import naming
-from router_core.models.kube import HTTPROUTE
+from llmisvc_cache.targets import start_worker_cache
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE
+from llmisvc_watcher.runner import stop_cache
 from tests.cluster import Cluster
 from tests.integration.conftest import TEMPORAL
 from tests.integration.harness import (
@@ -47,7 +48,6 @@ from tests.integration.harness import (
     until,
 )
 from tests.integration.recording_api import RecordingClusterApi
-from watcher.runner import stop_cache
 from worker import versioning
 from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
 from worker.settings import OrchestratorSettings

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
-from router_core import naming
-from router_core.models.kube import HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType
+from llmisvc_core import naming
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2, SERVICE, ResourceType
 from tests.history import activity_runs
 from tests.integration import world
 from tests.integration.harness import WORKER_AGENT, Stack, running_stack, until

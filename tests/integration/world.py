@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from router_core import naming
-from router_core.models.kube import (
+from llmisvc_core import naming
+from llmisvc_core.models.kube import (
     GATEWAY,
     GATEWAYCLASS,
     HTTPROUTE,

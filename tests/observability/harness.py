@@ -18,15 +18,15 @@ from temporalio.service import RPCError
 from activities.api_telemetry import ApiTelemetry
 from activities.cluster_api import Wire
 from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
-from cluster_cache.cache import ClusterCache
-from cluster_cache.targets import start_worker_cache
-from router_core.models.kube import LLMISVC
-from runtime import telemetry
+from llmisvc_cache.cache import ClusterCache
+from llmisvc_cache.targets import start_worker_cache
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_runtime import telemetry
+from llmisvc_watcher.model import Tuning
+from llmisvc_watcher.runner import run_watcher, stop_cache
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import TEST_AGENT, WATCHER_AGENT, WORKER_AGENT, assert_nothing_forbidden, seed
-from watcher.model import Tuning
-from watcher.runner import run_watcher, stop_cache
 from worker.process import run_worker
 from worker.settings import OrchestratorSettings
 from workflows.models import WorkflowState, workflow_id

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import format_span_id, format_trace_id
 
 from activities.models import ServiceKey
-from runtime.logs import JsonFormatter, TextFormatter
+from llmisvc_runtime.logs import JsonFormatter, TextFormatter
 from workflows.models import PassSummary
 from workflows.pass_log import pass_line, readiness_line
 

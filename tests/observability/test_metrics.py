@@ -21,15 +21,15 @@ from pathlib import Path
 import pytest_asyncio
 from temporalio.client import Client
 
-from runtime import telemetry
-from runtime.temporal import connect_temporal
+from llmisvc_runtime import telemetry
+from llmisvc_runtime.temporal import connect_temporal
+from llmisvc_watcher.service_gauge import STATES, router_ready
 from tests.cluster import Cluster, Plane
 from tests.cluster import test_cluster as cluster_on
 from tests.deploy.chart import alert_rules
 from tests.observability import dashboard
 from tests.observability.failing_task import FAILED_TASKS, failing_workflow_task
 from tests.observability.harness import running_orchestrator, until
-from watcher.service_gauge import STATES, router_ready
 from worker.settings import OrchestratorSettings
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "llmisvc-router.json"

@@ -1,6 +1,6 @@
 """OTLP export with real receivers: the spans of a process set up as the worker sets itself up
-(``OrchestratorSettings.from_env`` then ``telemetry.start``, what ``runtime.process.connect_process`` runs)
-reach an OTLP collector over gRPC and over HTTP/protobuf, as ``OTEL_EXPORTER_OTLP_PROTOCOL`` says; the
+(``OrchestratorSettings.from_env`` then ``telemetry.start``, what ``llmisvc_runtime.process.connect_process``
+runs) reach an OTLP collector over gRPC and over HTTP/protobuf, as ``OTEL_EXPORTER_OTLP_PROTOCOL`` says; the
 shipped settings (deploy/base/settings.env) trace once an endpoint is added and export nothing without.
 
 The receivers are small in-test servers, one the collector's gRPC ``TraceService``, one an HTTP handler of
@@ -32,7 +32,7 @@ PROBE_SPAN = "otlp-export-probe"
 PROCESS = f"""
 import sys
 from opentelemetry import trace
-from runtime import telemetry
+from llmisvc_runtime import telemetry
 from worker.settings import OrchestratorSettings
 
 settings = OrchestratorSettings.from_env()

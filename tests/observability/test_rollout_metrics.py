@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 
 from activities.rollout_models import RolloutMembers
-from router_core.models.kube import LLMISVC
-from router_core.rollout.plan import parse_plan
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.rollout.plan import parse_plan
 from tests import builders as b
 from tests.cluster import Cluster
 from tests.observability.harness import running_orchestrator, until

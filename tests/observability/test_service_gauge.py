@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 
-from router_core.models import kube
-from router_core.world.config import Environment
+from llmisvc_core.models import kube
+from llmisvc_core.world.config import Environment
+from llmisvc_watcher.mapping import WatchedWorld
+from llmisvc_watcher.model import ADDED, DELETED, MODIFIED, WatchEvent
+from llmisvc_watcher.service_gauge import SERVICES_METRIC, ServiceGauge, router_ready
 from tests import builders as b
 from tests.builders import Wire
-from watcher.mapping import WatchedWorld
-from watcher.model import ADDED, DELETED, MODIFIED, WatchEvent
-from watcher.service_gauge import SERVICES_METRIC, ServiceGauge, router_ready
 
 
 def service(name: str, router_ready: str | None = None, *, conditions: Any = None) -> Wire:

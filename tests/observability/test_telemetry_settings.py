@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from runtime import telemetry
+from llmisvc_runtime import telemetry
 from worker.settings import OrchestratorSettings, SettingsError
 
 ENDPOINT = "http://collector:4318"

@@ -25,13 +25,13 @@ from opentelemetry.trace import SpanKind, StatusCode, format_span_id, format_tra
 from temporalio import activity, workflow
 from temporalio.worker import Worker
 
-from runtime import telemetry
-from runtime.logs import JsonFormatter
-from runtime.temporal import connect_temporal
+from llmisvc_runtime import telemetry
+from llmisvc_runtime.logs import JsonFormatter
+from llmisvc_runtime.temporal import connect_temporal
+from llmisvc_watcher.model import ServiceSignal
+from llmisvc_watcher.signaller import SIGNAL_SPAN, TemporalSignaller
 from tests.cluster import Cluster
 from tests.observability.harness import Orchestrator, running_orchestrator
-from watcher.model import ServiceSignal
-from watcher.signaller import SIGNAL_SPAN, TemporalSignaller
 from workflows.drift_report import DRIFT_ATTRIBUTE
 from workflows.pass_telemetry import PASS_SPAN
 from workflows.starting import WorkflowStarter

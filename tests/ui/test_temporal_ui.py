@@ -26,8 +26,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.router_activities import RouterActivities
-from cluster_cache.targets import start_worker_cache
-from router_core.models.kube import LLMISVC
+from llmisvc_cache.targets import start_worker_cache
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_watcher.runner import stop_cache
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import (
@@ -39,7 +40,6 @@ from tests.integration.harness import (
     until,
 )
 from tests.tools import TEMPORAL
-from watcher.runner import stop_cache
 from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
 from workflows import search_attributes
 from workflows.models import ReconcileSignal, workflow_id

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.models.gateway_api import HTTPRoute, Listener
-from router_core.models.kube import ObjectMeta
-from router_core.models.llmisvc import (
+from llmisvc_core.models.gateway_api import HTTPRoute, Listener
+from llmisvc_core.models.kube import ObjectMeta
+from llmisvc_core.models.llmisvc import (
     LLMInferenceService,
     LLMInferenceServiceSpec,
     LoRAAdapter,
@@ -15,7 +15,7 @@ from router_core.models.llmisvc import (
     ObjectReference,
     ObservedGateway,
 )
-from router_core.urls.addressing import (
+from llmisvc_core.urls.addressing import (
     build_observed_gateways,
     external_urls,
     internal_urls,
@@ -25,8 +25,8 @@ from router_core.urls.addressing import (
     prefer_path_based_url,
     sourced_address,
 )
-from router_core.urls.discovery import DiscoveredURL
-from router_core.world.config import RouterConfig
+from llmisvc_core.urls.discovery import DiscoveredURL
+from llmisvc_core.world.config import RouterConfig
 from tests.builders import typed as d
 from tests.builders.typed import gateway, https, listener, match, parent, route, rule, service
 

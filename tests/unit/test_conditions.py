@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.models.llmisvc import LLMInferenceServiceStatus, ServiceCondition
-from router_core.world import conditions
-from router_core.world.conditions import Conditions
+from llmisvc_core.models.llmisvc import LLMInferenceServiceStatus, ServiceCondition
+from llmisvc_core.world import conditions
+from llmisvc_core.world.conditions import Conditions
 
 OLD = "2025-01-01T00:00:00Z"
 OLDER = "2024-06-01T00:00:00Z"

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router_core.merge import config_merge
-from router_core.world.config import Environment
-from router_core.world.status_merge import merge_status
+from llmisvc_core.merge import config_merge
+from llmisvc_core.world.config import Environment
+from llmisvc_core.world.status_merge import merge_status
 from tests import builders as b
 from tests.builders import plans
 

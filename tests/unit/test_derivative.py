@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from router_core.models.gateway_api import HTTPRoute
-from router_core.world.derivative import deep_derivative, http_route_with_defaults, semantically_equal
+from llmisvc_core.models.gateway_api import HTTPRoute
+from llmisvc_core.world.derivative import deep_derivative, http_route_with_defaults, semantically_equal
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from router_core.httproute.model_routing import is_model_routing_match
-from router_core.models.core_objects import Service
-from router_core.models.gateway_api import (
+from llmisvc_core.httproute.model_routing import is_model_routing_match
+from llmisvc_core.models.core_objects import Service
+from llmisvc_core.models.gateway_api import (
     Gateway,
     GatewayClass,
     HTTPRoute,
@@ -16,8 +16,8 @@ from router_core.models.gateway_api import (
     Listener,
     ParentReference,
 )
-from router_core.models.llmisvc import ObjectReference
-from router_core.urls.discovery import (
+from llmisvc_core.models.llmisvc import ObjectReference
+from llmisvc_core.urls.discovery import (
     DiscoveryError,
     NoURLsDiscoveredError,
     ResolvedGateway,
@@ -29,7 +29,7 @@ from router_core.urls.discovery import (
     resolved_gateway_keys,
     select_listeners,
 )
-from router_core.world.config import Environment
+from llmisvc_core.world.config import Environment
 from tests.builders import typed as d
 from tests.builders.typed import (
     HEADER,

@@ -1,4 +1,4 @@
-"""Shadow mode's drift report (router_core.planner.drift): which objects and fields differ from what a pass
+"""Shadow mode's drift report (llmisvc_core.planner.drift): which objects and fields differ from what a pass
 would write, in the planner's own terms, so a cluster that already holds the desired state shows no drift."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.planner import drift, phases
-from router_core.planner.passes import plan_pass
-from router_core.world.config import Environment
-from router_core.world.derivative import deep_derivative
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.planner import drift, phases
+from llmisvc_core.planner.passes import plan_pass
+from llmisvc_core.world.config import Environment
+from llmisvc_core.world.derivative import deep_derivative
 from tests import builders as b
 from tests.builders import Wire, plans
 

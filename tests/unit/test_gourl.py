@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.gocompat import gourl
+from llmisvc_core.gocompat import gourl
 
 
 @pytest.mark.parametrize(

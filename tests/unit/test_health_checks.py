@@ -1,6 +1,6 @@
-"""What /healthz and /readyz answer, from plain state (``runtime.health``): a loop that has not listed is
-not ready at once, a loop or a connection that fails is not ready only after the grace, a kind that is
-not served is fine, liveness ignores dependencies, and the bodies read like kube-apiserver's."""
+"""What /healthz and /readyz answer, from plain state (``llmisvc_runtime.health``): a loop that has not
+listed is not ready at once, a loop or a connection that fails is not ready only after the grace, a kind that
+is not served is fine, liveness ignores dependencies, and the bodies read like kube-apiserver's."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from cluster_cache.model import LoopHealth
-from runtime import health
-from runtime.health import CheckResult, ConnectionHealth
-from runtime.probes import Probes
+from llmisvc_cache.model import LoopHealth
+from llmisvc_runtime import health
+from llmisvc_runtime.health import CheckResult, ConnectionHealth
+from llmisvc_runtime.probes import Probes
 
 ROUTES = "httproutes.gateway.networking.k8s.io/v1 in llm"
 GRACE = 30.0

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from router_core.world.config import ConfigError, Environment, load_router_config
+from llmisvc_core.world.config import ConfigError, Environment, load_router_config
 
 PREFIX = "failed to convert InferenceServiceConfigMap to IngressConfig: "
 

@@ -1,12 +1,12 @@
-"""The managed-services selector (router_core.gocompat.label_selector): the API server's grammar, matched
+"""The managed-services selector (llmisvc_core.gocompat.label_selector): the API server's grammar, matched
 locally so each pass can check that its service is still selected."""
 
 from __future__ import annotations
 
 import pytest
 
-from router_core.gocompat import label_selector
-from router_core.gocompat.label_selector import SelectorError
+from llmisvc_core.gocompat import label_selector
+from llmisvc_core.gocompat.label_selector import SelectorError
 
 
 def _obj(**labels: str) -> dict[str, object]:

@@ -1,11 +1,11 @@
-"""The depth bound on untrusted input (``router_core.limits``): found without recursion, at any depth,
+"""The depth bound on untrusted input (``llmisvc_core.limits``): found without recursion, at any depth,
 and named by a short path."""
 
 from __future__ import annotations
 
 import pytest
 
-from router_core.limits import MAX_DEPTH, depth_problem, too_deep
+from llmisvc_core.limits import MAX_DEPTH, depth_problem, too_deep
 
 
 def nested(levels: int, leaf: object = "x") -> object:

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from router_core.httproute.lora_routing import (
+from llmisvc_core.httproute.lora_routing import (
     STRATEGY_ANNOTATION,
     LoRARoutingPreconditionError,
     apply_lora_model_routing,
     apply_regex_matches,
     regex_header_value,
 )
-from router_core.models.gateway_api import HTTPRouteMatch, HTTPRouteRule
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.world.config import ConfigError, Environment, RouterConfig, load_router_config
+from llmisvc_core.models.gateway_api import HTTPRouteMatch, HTTPRouteRule
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world.config import ConfigError, Environment, RouterConfig, load_router_config
 from tests import builders as b
 from tests.builders import plans
 from tests.unit.test_config_merge import PRESETS, _world

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from router_core.httproute.migration import apply_pool_group, should_use_v1, support_status
-from router_core.models.gateway_api import HTTPBackendRef, HTTPRoute
-from router_core.models.llmisvc import LLMInferenceService, is_default_pool_backend_ref
+from llmisvc_core.httproute.migration import apply_pool_group, should_use_v1, support_status
+from llmisvc_core.models.gateway_api import HTTPBackendRef, HTTPRoute
+from llmisvc_core.models.llmisvc import LLMInferenceService, is_default_pool_backend_ref
 
 V1 = "inference.networking.k8s.io"
 V1ALPHA2 = "inference.networking.x-k8s.io"

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from router_core.httproute import collisions
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.world.events import NOTE_LIMIT, PlannedEvent
+from llmisvc_core.httproute import collisions
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world.events import NOTE_LIMIT, PlannedEvent
 from tests import builders as b
 from tests.builders import Wire, plans
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from router_core import naming
+from llmisvc_core import naming
 
 LONG_NAME = "facebook-opt-125m-single-simulated-with-a-very-long-name-x"
 

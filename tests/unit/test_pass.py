@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from router_core.models.kube import KNOWN_TYPES, POOL_V1, POOL_V1ALPHA2
-from router_core.planner.plan import PassPlan
+from llmisvc_core.models.kube import KNOWN_TYPES, POOL_V1, POOL_V1ALPHA2
+from llmisvc_core.planner.plan import PassPlan
 from tests import builders as b
 from tests.builders import Wire, plans
 
@@ -263,7 +263,7 @@ def test_p17_a_pool_accepted_only_by_a_gateway_outside_the_refs_stays_waiting() 
 
 
 def test_p3_only_installed_pool_versions_are_reconciled() -> None:
-    from router_core.models.kube import KNOWN_TYPES
+    from llmisvc_core.models.kube import KNOWN_TYPES
 
     installed = set(KNOWN_TYPES.values()) - {POOL_V1ALPHA2}
     plan = plans.run(b.service(router=PRESETS), *_world(), installed=installed)

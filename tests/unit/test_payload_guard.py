@@ -12,7 +12,7 @@ from activities import errors, payload_guard
 from activities.cluster_api import ApiError
 from activities.models import PassDecision, PassOutcome
 from activities.payload_guard import DEPTH_BOUND, PAYLOAD_BOUND, TOO_LARGE
-from router_core.planner.plan import WriteOp
+from llmisvc_core.planner.plan import WriteOp
 
 NOW = "2026-12-01T06:00:00Z"
 

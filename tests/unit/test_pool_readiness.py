@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from router_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
-from router_core.models.llmisvc import LLMInferenceService, RouterStatus, ServiceCondition
-from router_core.readiness import pools
-from router_core.world.conditions import Conditions
+from llmisvc_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
+from llmisvc_core.models.llmisvc import LLMInferenceService, RouterStatus, ServiceCondition
+from llmisvc_core.readiness import pools
+from llmisvc_core.world.conditions import Conditions
 from tests import builders as b
 
 NOW = "2026-01-01T00:00:00Z"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.checks.preconditions import missing_requirements
-from router_core.models import kube
-from router_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, POOL_V1, POOL_V1ALPHA2, ResourceType
-from router_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.checks.preconditions import missing_requirements
+from llmisvc_core.models import kube
+from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, POOL_V1, POOL_V1ALPHA2, ResourceType
+from llmisvc_core.models.llmisvc import LLMInferenceService
 from tests import builders as b
 from tests.builders import Wire, plans
 

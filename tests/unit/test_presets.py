@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from router_core.httproute.managed import expected_http_route
-from router_core.merge.presets import apply_router_presets
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.world import derivative
-from router_core.world.config import RouterConfig
+from llmisvc_core.httproute.managed import expected_http_route
+from llmisvc_core.merge.presets import apply_router_presets
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world import derivative
+from llmisvc_core.world.config import RouterConfig
 
 HEADER = "X-Gateway-Model-Name"
 V1 = "inference.networking.k8s.io"

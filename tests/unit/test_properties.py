@@ -7,7 +7,7 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from router_core.planner.plan import PassPlan
+from llmisvc_core.planner.plan import PassPlan
 from tests import builders as b
 from tests.builders import Wire, plans
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from router_core.models.gateway_api import Gateway, HTTPRoute
-from router_core.models.inference_pool import InferencePool
-from router_core.models.llmisvc import LLMInferenceService, ServiceCondition
-from router_core.readiness import gateways_and_routes, pools
-from router_core.world import conditions
-from router_core.world.conditions import Conditions
+from llmisvc_core.models.gateway_api import Gateway, HTTPRoute
+from llmisvc_core.models.inference_pool import InferencePool
+from llmisvc_core.models.llmisvc import LLMInferenceService, ServiceCondition
+from llmisvc_core.readiness import gateways_and_routes, pools
+from llmisvc_core.world import conditions
+from llmisvc_core.world.conditions import Conditions
 from tests import builders as b
 
 NOW = "2026-01-01T00:00:00Z"

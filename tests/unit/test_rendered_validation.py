@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from router_core.merge import rendered_validation
-from router_core.merge.rendered_validation import Outcome, Verdict
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.planner.passes import plan_pass
-from router_core.planner.plan import PassPlan
-from router_core.world.config import Environment
+from llmisvc_core.merge import rendered_validation
+from llmisvc_core.merge.rendered_validation import Outcome, Verdict
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.planner.passes import plan_pass
+from llmisvc_core.planner.plan import PassPlan
+from llmisvc_core.world.config import Environment
 from tests import builders as b
 from tests.builders import plans
 

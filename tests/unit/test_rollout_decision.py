@@ -1,4 +1,4 @@
-"""The rollout's decision table (issue 22, ``router_core/rollout/decision.py``): pause when the weights
+"""The rollout's decision table (issue 22, ``llmisvc_core/rollout/decision.py``): pause when the weights
 are not the rollout's any more, roll back on a failed gate or gates pending too long, wait, advance,
 succeed. Each row of the table is a case here, in the table's order."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.rollout import decision
-from router_core.rollout.decision import Advance, Decision, Pause, Progress, RollBack, Succeed, Wait
-from router_core.rollout.gates import Gate, GateState, MemberObservation
-from router_core.rollout.plan import RolloutPlan, parse_plan
-from router_core.rollout.weights import Weights
+from llmisvc_core.rollout import decision
+from llmisvc_core.rollout.decision import Advance, Decision, Pause, Progress, RollBack, Succeed, Wait
+from llmisvc_core.rollout.gates import Gate, GateState, MemberObservation
+from llmisvc_core.rollout.plan import RolloutPlan, parse_plan
+from llmisvc_core.rollout.weights import Weights
 
 PLAN = parse_plan({"steps": [{"weight": 10}, {"weight": 50}, {"weight": 100}], "gate_timeout_seconds": 120})
 AT_10 = Weights(stable=90, candidate=10)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.rollout import gates
-from router_core.rollout.gates import Gate, GateState, MemberObservation, MetricSample
-from router_core.rollout.plan import PrometheusGate
+from llmisvc_core.rollout import gates
+from llmisvc_core.rollout.gates import Gate, GateState, MemberObservation, MetricSample
+from llmisvc_core.rollout.plan import PrometheusGate
 
 READY = {"RouterReady": "True", "WorkloadsReady": "True", "GroupReady": "True"}
 P, W, F = GateState.PASSED, GateState.PENDING, GateState.FAILED

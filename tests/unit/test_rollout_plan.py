@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from router_core.rollout import plan as plans
-from router_core.rollout import weights
-from router_core.rollout.weights import Weights
+from llmisvc_core.rollout import plan as plans
+from llmisvc_core.rollout import weights
+from llmisvc_core.rollout.weights import Weights
 
 
 def _steps(*pairs: tuple[int, int]) -> list[dict[str, int]]:

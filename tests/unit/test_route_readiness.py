@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from router_core.models.gateway_api import Gateway, HTTPRoute
-from router_core.models.kube import Condition
-from router_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceStatus, ServiceCondition
-from router_core.readiness import gateways_and_routes
-from router_core.world.conditions import Conditions
+from llmisvc_core.models.gateway_api import Gateway, HTTPRoute
+from llmisvc_core.models.kube import Condition
+from llmisvc_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceStatus, ServiceCondition
+from llmisvc_core.readiness import gateways_and_routes
+from llmisvc_core.world.conditions import Conditions
 from tests import builders as b
 
 NOW = "2026-01-01T00:00:00Z"

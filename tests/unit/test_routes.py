@@ -7,19 +7,19 @@ from typing import Any
 
 import pytest
 
-from router_core import naming
-from router_core.httproute.managed import expected_http_route
-from router_core.httproute.model_routing import (
+from llmisvc_core import naming
+from llmisvc_core.httproute.managed import expected_http_route
+from llmisvc_core.httproute.model_routing import (
     expand_lora_adapter_matches,
     is_model_based_routing_enabled,
     is_model_routing_match,
     strip_model_based_routing_rules,
 )
-from router_core.merge import presets
-from router_core.models.gateway_api import Gateway, HTTPRoute, HTTPRouteMatch, HTTPRouteRule
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.world import derivative
-from router_core.world.config import ModelRoutingMode, RouterConfig
+from llmisvc_core.merge import presets
+from llmisvc_core.models.gateway_api import Gateway, HTTPRoute, HTTPRouteMatch, HTTPRouteRule
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world import derivative
+from llmisvc_core.world.config import ModelRoutingMode, RouterConfig
 
 HEADER = "X-Gateway-Model-Name"
 V1 = "inference.networking.k8s.io"

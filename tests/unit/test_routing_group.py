@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from router_core.httproute import routing_group as rg
-from router_core.models.gateway_api import HTTPBackendRef, HTTPRoute, HTTPRouteRule
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.world.conditions import Conditions
-from router_core.world.derivative import http_route_equal
-from router_core.world.snapshot import PassWorld
+from llmisvc_core.httproute import routing_group as rg
+from llmisvc_core.models.gateway_api import HTTPBackendRef, HTTPRoute, HTTPRouteRule
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world.conditions import Conditions
+from llmisvc_core.world.derivative import http_route_equal
+from llmisvc_core.world.snapshot import PassWorld
 from tests import builders as b
 from tests.builders import Wire, plans
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from router_core.models.core_objects import Deployment
-from router_core.models.llmisvc import LLMInferenceServiceStatus
-from router_core.pools import scheduler_workload
-from router_core.world.conditions import Conditions
+from llmisvc_core.models.core_objects import Deployment
+from llmisvc_core.models.llmisvc import LLMInferenceServiceStatus
+from llmisvc_core.pools import scheduler_workload
+from llmisvc_core.world.conditions import Conditions
 
 NOW = "2026-01-01T00:00:00Z"
 

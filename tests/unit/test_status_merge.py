@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.world.status_merge import is_router_write, merge_status
+from llmisvc_core.world.status_merge import is_router_write, merge_status
 
 
 def _cond(type_: str, status: str) -> dict[str, str]:

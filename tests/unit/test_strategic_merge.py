@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from router_core.gocompat.strategic_merge import MergeError, merge, merge_specs
+from llmisvc_core.gocompat.strategic_merge import MergeError, merge, merge_specs
 
 Wire = dict[str, Any]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.gocompat.templating import TemplateData, TemplateError, render
+from llmisvc_core.gocompat.templating import TemplateData, TemplateError, render
 
 DATA = TemplateData(
     name="test-llm",

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from router_core.merge import config_merge
-from router_core.merge.presets import apply_router_presets
-from router_core.models import scheduler_plugins
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.world.config import Environment, load_router_config
+from llmisvc_core.merge import config_merge
+from llmisvc_core.merge.presets import apply_router_presets
+from llmisvc_core.models import scheduler_plugins
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world.config import Environment, load_router_config
 from tests import builders as b
 from tests.builders import Wire, plans
 from tests.builders.kube import tokenizer_deployment

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.merge import spec_validation
+from llmisvc_core.merge import spec_validation
 from tests import builders as b
 from tests.builders import Wire, plans
 

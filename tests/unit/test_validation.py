@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from router_core.checks.references import InvalidReferences, validate_references
-from router_core.models.llmisvc import LLMInferenceService
-from router_core.world.snapshot import PassWorld
+from llmisvc_core.checks.references import InvalidReferences, validate_references
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world.snapshot import PassWorld
 from tests import builders as b
 from tests.builders import Wire, plans
 

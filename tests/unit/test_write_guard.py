@@ -15,8 +15,8 @@ from activities.write_guard import (
     delete_preconditions,
     planned_targets,
 )
-from router_core.models.kube import HTTPROUTE, ObjectKey
-from router_core.planner.plan import ObjectRef, WriteOp
+from llmisvc_core.models.kube import HTTPROUTE, ObjectKey
+from llmisvc_core.planner.plan import ObjectRef, WriteOp
 from tests.workflows.fake_cluster import FakeCluster
 
 OWNER = "svc-uid"

@@ -18,12 +18,12 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from cluster_cache.cache import ClusterCache
+from llmisvc_cache.cache import ClusterCache
+from llmisvc_watcher.model import ServiceSignal, Tuning
+from llmisvc_watcher.runner import stop_cache, watch_and_signal
 from tests import builders as b
 from tests.cluster import Cluster
 from tests.private_plane import private_cluster
-from watcher.model import ServiceSignal, Tuning
-from watcher.runner import stop_cache, watch_and_signal
 
 FAST = Tuning(
     watch_timeout_seconds=5,

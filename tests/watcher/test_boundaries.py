@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-WATCHER = ROOT / "watcher"
-CACHE = ROOT / "cluster_cache"
+WATCHER = ROOT / "llmisvc_watcher"
+CACHE = ROOT / "llmisvc_cache"
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -29,8 +29,8 @@ def imported_roots(path: Path) -> set[str]:
 
 
 OTHERS = sorted(
-    [f"watcher/{p.name}" for p in WATCHER.glob("*.py")]
-    + [f"cluster_cache/{p.name}" for p in CACHE.glob("*.py") if p.name != "watch_loop.py"]
+    [f"llmisvc_watcher/{p.name}" for p in WATCHER.glob("*.py")]
+    + [f"llmisvc_cache/{p.name}" for p in CACHE.glob("*.py") if p.name != "watch_loop.py"]
 )
 
 
@@ -45,7 +45,7 @@ def test_no_other_watcher_or_cache_module_imports_the_kubernetes_client(module: 
 
 def test_the_trigger_rules_load_neither_kubernetes_nor_temporalio() -> None:
     check = (
-        "import sys, watcher.mapping, watcher.model\n"
+        "import sys, llmisvc_watcher.mapping, llmisvc_watcher.model\n"
         "loaded = {m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', 'temporalio'}\n"
         "assert not loaded, loaded\n"
     )

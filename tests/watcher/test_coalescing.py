@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from watcher.coalescing import MAX_REASONS, SignalCoalescer
-from watcher.model import Affected, ServiceSignal, Tuning
+from llmisvc_watcher.coalescing import MAX_REASONS, SignalCoalescer
+from llmisvc_watcher.model import Affected, ServiceSignal, Tuning
 
 TUNING = Tuning(debounce_seconds=0.05, backoff_first=0.01)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from router_core.models import kube
-from router_core.world.config import Environment
+from llmisvc_core.models import kube
+from llmisvc_core.world.config import Environment
+from llmisvc_watcher import mapping
+from llmisvc_watcher.mapping import WatchedWorld
 from tests.builders import KSERVE, service
 from tests.builders.kube import obj
 from tests.builders.watch import event
-from watcher import mapping
-from watcher.mapping import WatchedWorld
 
 
 def _world(*services: dict[str, object]) -> WatchedWorld:

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from router_core.models import kube
-from router_core.world.config import Environment
+from llmisvc_core.models import kube
+from llmisvc_core.world.config import Environment
+from llmisvc_watcher import mapping, runner
+from llmisvc_watcher.mapping import WatchedWorld
+from llmisvc_watcher.model import DELETED, MODIFIED, Affected, WatchEvent
 from tests.builders import KSERVE, ORG_MODEL, Wire, service
 from tests.builders.kube import ingress_config, managed, obj
 from tests.builders.watch import event, observed
-from watcher import mapping, runner
-from watcher.mapping import WatchedWorld
-from watcher.model import DELETED, MODIFIED, Affected, WatchEvent
 
 SHARED_POOL = {"gateway": {}, "scheduler": {"pool": {"ref": {"name": "shared"}}}}
 

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from router_core.models import kube
-from router_core.world.config import Environment
-from router_core.world.status_merge import merge_status
+from llmisvc_core.models import kube
+from llmisvc_core.world.config import Environment
+from llmisvc_core.world.status_merge import merge_status
+from llmisvc_watcher import groups, mapping
+from llmisvc_watcher.mapping import Key, WatchedWorld
+from llmisvc_watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent
 from tests.builders import KSERVE, Wire, http_route, service
 from tests.builders.kube import crd, established, ingress_config, managed, obj, tokenizer_deployment
 from tests.builders.watch import event, observed
-from watcher import groups, mapping
-from watcher.mapping import Key, WatchedWorld
-from watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent
 
 GW = "gateway.networking.k8s.io"
 INGRESS = {"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}

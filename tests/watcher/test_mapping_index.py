@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from router_core.models import kube
-from router_core.world.config import Environment
+from llmisvc_core.models import kube
+from llmisvc_core.world.config import Environment
+from llmisvc_watcher import mapping, uses
+from llmisvc_watcher.mapping import WatchedWorld
+from llmisvc_watcher.model import ADDED, DELETED, MODIFIED
 from tests.builders import KSERVE, Wire, http_route, service
 from tests.builders.kube import ingress_config, obj
 from tests.builders.watch import event, observed
-from watcher import mapping, uses
-from watcher.mapping import WatchedWorld
-from watcher.model import ADDED, DELETED, MODIFIED
 
 ENV = Environment(kserve_namespace=KSERVE)
 NAMESPACES = ("ns", "other")

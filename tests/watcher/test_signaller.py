@@ -12,8 +12,8 @@ import pytest_asyncio
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from watcher.model import ServiceSignal
-from watcher.signaller import TemporalSignaller
+from llmisvc_watcher.model import ServiceSignal
+from llmisvc_watcher.signaller import TemporalSignaller
 from worker.factory import DATA_CONVERTER
 from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
 from workflows.starting import WorkflowStarter

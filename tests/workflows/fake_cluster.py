@@ -21,8 +21,8 @@ from typing import Any
 
 from activities.cluster_api import ApiError, Wire
 from activities.events import EVENT
-from cluster_cache.model import SeenVersion
-from router_core.models.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core.models.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
 
 #: The kinds that need a CRD: the ones ``served`` can take away.
 DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from temporalio.client import Client
 
-from router_core.httproute.collisions import MODEL_NAME_COLLISION
-from router_core.models.kube import LLMISVC
+from llmisvc_core.httproute.collisions import MODEL_NAME_COLLISION
+from llmisvc_core.models.kube import LLMISVC
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster

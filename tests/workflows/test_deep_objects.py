@@ -9,7 +9,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from activities.cached_reader import TOO_DEEP
-from router_core.limits import MAX_DEPTH
+from llmisvc_core.limits import MAX_DEPTH
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster

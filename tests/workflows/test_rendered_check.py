@@ -12,8 +12,8 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from activities.cluster_api import ApiError
-from router_core.merge.rendered_validation import Outcome
-from router_core.models.kube import LLMISVC
+from llmisvc_core.merge.rendered_validation import Outcome
+from llmisvc_core.models.kube import LLMISVC
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
 from workflows.models import ReconcileSignal

@@ -16,8 +16,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.rollout_models import RolloutMembers
 from activities.router_activities import RouterActivities
-from router_core.rollout.plan import parse_plan
-from router_core.rollout.weights import Weights
+from llmisvc_core.rollout.plan import parse_plan
+from llmisvc_core.rollout.weights import Weights
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
 from tests.workflows.test_rollout_workflow import GROUP, member, weights_of

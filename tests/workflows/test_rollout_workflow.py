@@ -26,9 +26,9 @@ from activities.management import Management
 from activities.rollout_activities import RolloutActivities
 from activities.rollout_models import RolloutMembers, WriteWeightsInput
 from activities.router_activities import RouterActivities
-from router_core.models.kube import LLMISVC
-from router_core.rollout.plan import parse_plan
-from router_core.rollout.weights import Weights
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.rollout.plan import parse_plan
+from llmisvc_core.rollout.weights import Weights
 from tests import builders as b
 from tests import prometheus
 from tests.workflows import world

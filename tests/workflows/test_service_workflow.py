@@ -19,7 +19,7 @@ from temporalio.client import WithStartWorkflowOperation, WorkflowUpdateStage
 from temporalio.common import WorkflowIDConflictPolicy
 
 from activities.router_activities import RouterActivities
-from router_core.models.kube import HTTPROUTE, LLMISVC, SERVICE
+from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, SERVICE
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster, annotations_of

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from activities.management import Management
-from router_core.models.kube import LLMISVC
+from llmisvc_core.models.kube import LLMISVC
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster, annotations_of

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from activities.models import ServiceKey
-from router_core import naming
-from router_core.world.config import Environment
+from llmisvc_core import naming
+from llmisvc_core.world.config import Environment
 from tests import builders as b
 from tests.builders import Wire, kube
 

@@ -26,8 +26,8 @@ from typing import Any, Self, cast
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from llmisvc_core import naming
 from llmisvc_devstack.controllers.gateway import Informer
-from router_core import naming
 
 Obj = dict[str, Any]
 MANAGED_BY = "app.kubernetes.io/managed-by"

@@ -1,0 +1,95 @@
+"""Model names two services of one namespace both claim: the ``ModelNameCollision`` Warning.
+
+A managed route matches a model by its publisher name, ``publishers/<namespace>/models/<name>``, on the
+publisher paths and in the model-routing header; two services of a namespace that serve the same name give
+the gateway two routes for one request, and it sends it to one of them. KServe (``router.go``
+``reconcileHTTPRoutes`` and ``router_validation.go`` ``findModelNameCollisions`` at ``aaac4e294``; PR #5800)
+warns about it with an Event on every pass of a service with a route spec; it changes nothing else.
+
+This service's names come from its merged spec (model name, defaulted to the service's, and its LoRA
+adapters); another service's from what its status advertises (``status.addresses[].models``), or, while it
+has no addresses yet, from its stored spec. Services being deleted and members of this service's routing
+group (which share a model name by design) are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import ValidationError
+
+from llmisvc_core import naming
+from llmisvc_core.gocompat import gofmt
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.models.llmisvc import LLMInferenceService
+from llmisvc_core.world.events import PlannedEvent
+from llmisvc_core.world.snapshot import PassWorld
+
+MODEL_NAME_COLLISION = "ModelNameCollision"
+
+
+def routing_names(svc: LLMInferenceService) -> frozenset[str]:
+    """Go ``modelRoutingNames``: the publisher names of the spec's model and of its named adapters."""
+    names = [svc.model_name(), *svc.lora_adapter_names()]
+    return frozenset(naming.publisher_model(svc.namespace, name) for name in names)
+
+
+def advertised_names(other: LLMInferenceService) -> frozenset[str]:
+    """The names another service is compared by (Go ``otherModelNamesOverlap``): its addresses' models,
+    or its spec's names while it has no address at all (an address without models names nothing)."""
+    addresses = other.status.addresses or []
+    if addresses:
+        return frozenset(m.name for a in addresses for m in a.models or [])
+    return routing_names(other)
+
+
+def same_routing_group(a: LLMInferenceService, b: LLMInferenceService) -> bool:
+    """Go ``sameRoutingGroup``: both name a group, the same one (an empty name is a name)."""
+    group = a.routing_group()
+    return group is not None and group == b.routing_group()
+
+
+def find_collisions(svc: LLMInferenceService, others: Iterable[LLMInferenceService]) -> list[str]:
+    """Go ``findModelNameCollisions``: the sorted names of the other services whose names meet ``svc``'s."""
+    own = routing_names(svc)
+    return sorted(
+        other.name
+        for other in others
+        if other.name != svc.name
+        and not other.metadata.deletion_timestamp
+        and not same_routing_group(svc, other)
+        and own & advertised_names(other)
+    )
+
+
+def namespace_services(world: PassWorld, namespace: str) -> list[LLMInferenceService]:
+    """The stored services of ``namespace``; one whose object cannot be read is left out, as KServe's
+    typed cache could not hold it either."""
+    found = []
+    for raw in world.reader.list(LLMISVC, namespace, {}):
+        try:
+            found.append(LLMInferenceService.model_validate(raw))
+        except (ValidationError, RecursionError):
+            continue
+    return found
+
+
+def collision_event(svc: LLMInferenceService, collisions: list[str]) -> PlannedEvent:
+    """The Warning, in this project's words: the model name, the services that share it, and where this
+    service stays reachable whatever the gateway picks."""
+    note = (
+        f"model name {gofmt.quote(svc.model_name())} is also served by {', '.join(collisions)} in "
+        f"namespace {svc.namespace}: the gateway sends the shared publisher paths and model-routing "
+        "headers to only one of them; this service is still reached on its own path "
+        f"/{svc.namespace}/{svc.name}. Expected when the overlap is meant for traffic splitting"
+    )
+    return PlannedEvent.warning(MODEL_NAME_COLLISION, note)
+
+
+def check(world: PassWorld, svc: LLMInferenceService) -> list[str]:
+    """Plan the Warning when other services of the namespace claim one of ``svc``'s model names; returns
+    their names."""
+    collisions = find_collisions(svc, namespace_services(world, svc.namespace))
+    if collisions:
+        world.record_event(collision_event(svc, collisions))
+    return collisions

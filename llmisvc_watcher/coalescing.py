@@ -1,0 +1,142 @@
+"""Coalescing: a burst of events about one service becomes one signal carrying every reason.
+
+The first event of a quiet service goes out at once: debouncing it would only add latency to the common
+case of a single change. Sending opens a window (``Tuning.debounce_seconds``): events for the same service
+that arrive within it wait for its end and go out together as one signal, so a burst costs at most two
+passes however long it is (the events of one loop turn, e.g. several rules naming the service, always
+travel together). Whether the signal starts the workflow follows
+the service's own latest event (created or modified: start; deleted: plain signal); events on other
+objects never start a workflow. A signal that fails to go out is put back and retried with a capped
+backoff, merged with whatever arrived meanwhile, so a Temporal outage delays signals but loses none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from llmisvc_cache.model import SeenVersion
+from llmisvc_watcher.model import Affected, ServiceSignal, Tuning
+from llmisvc_watcher.signaller import Signaller
+
+log = logging.getLogger(__name__)
+
+MAX_REASONS = 8  # the rest are counted, so a CRD event over a thousand objects stays a short signal
+RETRY_CAP = 30.0
+
+Key = tuple[str, str]
+
+
+@dataclass
+class _Pending:
+    reasons: dict[str, None] = field(default_factory=dict)  # ordered set
+    start: bool | None = None  # None: no event on the service itself in this window
+    attempt: int = 0
+    seen: dict[tuple[str, str, str], SeenVersion] = field(default_factory=dict)  # newest per object
+
+    def add(self, reason: str, start: bool | None, seen: SeenVersion | None = None) -> None:
+        self.reasons[reason] = None
+        if start is not None:
+            self.start = start
+        if seen is not None:
+            self.seen[(seen.resource, seen.namespace, seen.name)] = seen
+
+    def merge_older(self, older: _Pending) -> None:
+        """Fold in a signal that failed: its reasons first; a newer start/delete verdict wins."""
+        self.reasons = {**older.reasons, **self.reasons}
+        self.seen = {**older.seen, **self.seen}
+        self.start = older.start if self.start is None else self.start
+        self.attempt = max(self.attempt, older.attempt)
+
+    def signal(self, key: Key) -> ServiceSignal:
+        reasons = list(self.reasons)
+        text = "; ".join(reasons[:MAX_REASONS])
+        if len(reasons) > MAX_REASONS:
+            text += f"; and {len(reasons) - MAX_REASONS} more"
+        return ServiceSignal(
+            namespace=key[0], name=key[1], reason=text, start=bool(self.start), seen=tuple(self.seen.values())
+        )
+
+
+class SignalCoalescer:
+    def __init__(self, signaller: Signaller, tuning: Tuning) -> None:
+        self._signaller = signaller
+        self._tuning = tuning
+        self._pending: dict[Key, _Pending] = {}
+        self._last_sent: dict[Key, float] = {}  # loop time of the latest signal, within its window only
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._limit = asyncio.Semaphore(tuning.send_concurrency)
+        self._flush_now = asyncio.Event()
+        self._closing = False
+
+    def add(self, affected: Affected, start: bool | None = None, seen: SeenVersion | None = None) -> None:
+        """Queue a signal for one service; ``start`` is the verdict of an event on the service itself,
+        ``seen`` the version of the object the event was about."""
+        key = (affected.namespace, affected.name)
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = _Pending()
+            self._schedule(key, self._wait_before_sending(key))
+        pending.add(affected.reason, start, seen)
+
+    def _wait_before_sending(self, key: Key) -> float:
+        """Nothing for a quiet service; the rest of the window after its latest signal for one in a burst."""
+        last = self._last_sent.get(key)
+        if last is None:
+            return 0.0
+        return max(0.0, last + self._tuning.debounce_seconds - asyncio.get_running_loop().time())
+
+    def _opened_window(self, key: Key) -> None:
+        loop = asyncio.get_running_loop()
+        stamp = self._last_sent[key] = loop.time()
+        # Forgotten when the window closes, so the map holds only services signalled just now.
+        loop.call_later(self._tuning.debounce_seconds, self._close_window, key, stamp)
+
+    def _close_window(self, key: Key, stamp: float) -> None:
+        if self._last_sent.get(key) == stamp:
+            del self._last_sent[key]
+
+    async def drain(self, timeout: float) -> None:
+        """Send everything pending now (no more retries) and wait up to ``timeout`` for it to go out."""
+        self._closing = True
+        self._flush_now.set()
+        if self._tasks:
+            _, late = await asyncio.wait(set(self._tasks), timeout=timeout)
+            for task in late:
+                task.cancel()
+            if late:
+                log.warning("%d signals were not sent before shutdown", len(late))
+
+    def _schedule(self, key: Key, delay: float) -> None:
+        task = asyncio.create_task(self._send_later(key, delay), name=f"signal {key[0]}/{key[1]}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_later(self, key: Key, delay: float) -> None:
+        if delay > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._flush_now.wait(), delay)
+        pending = self._pending.pop(key)
+        self._opened_window(key)
+        signal = pending.signal(key)
+        try:
+            async with self._limit:
+                await self._signaller.send(signal)
+        except Exception as err:  # whatever the client raised, the signal must not be lost
+            self._retry(key, pending, err)
+
+    def _retry(self, key: Key, failed: _Pending, err: Exception) -> None:
+        failed.attempt += 1
+        if self._closing:
+            log.warning("signal to %s/%s not sent at shutdown: %s", key[0], key[1], err)
+            return
+        delay = min(RETRY_CAP, self._tuning.backoff_first * 2 ** (failed.attempt - 1))
+        log.warning("signal to %s/%s failed (%s); retrying in %.1fs", key[0], key[1], err, delay)
+        newer = self._pending.get(key)
+        if newer is not None:
+            newer.merge_older(failed)  # its own send is already scheduled
+        else:
+            self._pending[key] = failed
+            self._schedule(key, delay)

@@ -1,0 +1,44 @@
+"""Plain values of the watcher: which service an event affects and what is sent to a workflow. No I/O.
+
+The watch loops' own values (:class:`WatchEvent`, :class:`WatchTarget`, :class:`Tuning`) live in
+:mod:`llmisvc_cache.model`, shared with the worker's cache; they are named here too for the watcher's
+modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from llmisvc_cache.model import ADDED, DELETED, MODIFIED, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
+
+__all__ = [
+    "ADDED",
+    "DELETED",
+    "MODIFIED",
+    "Affected",
+    "ServiceSignal",
+    "Tuning",
+    "WatchEvent",
+    "WatchTarget",
+    "Wire",
+]
+
+
+class Affected(NamedTuple):
+    """One LLMInferenceService an event affects, and why."""
+
+    namespace: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ServiceSignal:
+    """What the watcher sends one workflow: ``start`` asks for signal-with-start, else a plain signal."""
+
+    namespace: str
+    name: str
+    reason: str
+    start: bool = False
+    seen: tuple[SeenVersion, ...] = ()  # the versions of the objects the events were about
