@@ -2,9 +2,15 @@
 on a fresh control plane with the same gateways, configs and simulated controllers
 (:mod:`benchmarks.kube_stack`); for each, the seconds until every service is ``RouterReady``, the API
 requests it made (counted by the proxy it talks through), its CPU seconds and peak RSS (for the router: its
-worker and watcher processes together; the Temporal server is not counted).
+worker and watcher processes together; the Temporal server is not counted). Then what the two wrote for
+every service (the HTTPRoute, both InferencePools, the EPP Service, the router's conditions and URLs) is
+compared field by field (:mod:`benchmarks.peer_mix`, ``llmisvc_devstack.fidelity``) and each difference
+printed; ``--mix`` gives the services five shapes in turn and adds the samples of ``config/samples/``.
 
-    .venv/bin/python -m benchmarks.bench_peer --services 20 --json peer.json
+    .venv/bin/python -m benchmarks.bench_peer --services 20 --mix --json peer.json
+
+Only the services both sides made RouterReady are compared. It exits 1 when a side did not make every
+service RouterReady within ``--timeout``, or when the two wrote different objects.
 
 KServe's controller is ``.tools/bin/kserve-llmisvc`` (``scripts/build-kserve``: v0.20.0, see
 ``devstack/kserve/go.mod``); it reconciles the workloads too, so its figures include that work. Not part
@@ -23,14 +29,17 @@ import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
+from benchmarks import peer_mix
 from benchmarks.kube_stack import KSERVE_NAMESPACE, KubeStack
-from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, product
+from benchmarks.scale_stack import NS, Fleet, free_port, kube_stack, peak_rss_mib, product
 from llmisvc_core import naming
 from llmisvc_core.merge import wellknown
 from llmisvc_core.models.kube import CONFIGMAP, DEPLOYMENT, LLMISVC_CONFIG
+from llmisvc_devstack import fidelity
 from llmisvc_devstack.controlplane import write_kubeconfig
 from llmisvc_devstack.kserve_peer import PEER_CONFIG_DATA, KServePeer
 from worker.factory import DATA_CONVERTER
@@ -38,7 +47,10 @@ from workflows import search_attributes
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
 TASK_QUEUE = "bench-peer"
+SHOWN = 20  # differences printed (all of them go to --json)
 Figures = dict[str, float]
+Wire = dict[str, Any]
+Snapshot = dict[str, Wire]
 AVAILABLE = {
     "replicas": 1,
     "readyReplicas": 1,
@@ -54,7 +66,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def configure(fleet: Fleet) -> None:
-    """What both get in the KServe namespace: ``inferenceservice-config`` and the well-known presets."""
+    """What both get: ``inferenceservice-config`` and the well-known presets in the KServe namespace, and
+    the user's Gateways and HTTPRoutes that the mix's services refer to."""
     ingress = json.dumps(
         {
             "ingressGateway": "knative-serving/knative-ingress-gateway",
@@ -67,17 +80,21 @@ def configure(fleet: Fleet) -> None:
     fleet.kube.create(CONFIGMAP, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
     for preset in wellknown.shipped_configs("kserve-", KSERVE_NAMESPACE):
         fleet.kube.create(LLMISVC_CONFIG, preset)
+    for type_, body in peer_mix.user_objects(fleet.namespace):
+        fleet.kube.create(type_, body)
 
 
-def converge(fleet: Fleet, names: list[str], pids: list[int], timeout: float) -> Figures:
-    """Create the services, wait until all are RouterReady (or ``timeout``) and the controller is quiet."""
+def converge(fleet: Fleet, bodies: list[Wire], pids: list[int], timeout: float) -> tuple[Figures, Snapshot]:
+    """Create the services, wait until all are RouterReady (or ``timeout``) and the controller is quiet;
+    the figures, and what it wrote for each service."""
+    names = [body["metadata"]["name"] for body in bodies]
     cpu_before = sum(cpu_seconds(pid) for pid in pids)
     started = time.monotonic()
-    fleet.create_all(names)
+    fleet.create_all(names, bodies)
     seen = fleet.watch_ready(names, started, timeout)
     fleet.wait_quiet()
     reads, writes = fleet.product_requests()
-    return {
+    figures: Figures = {
         "seconds_all_ready": max(seen.values()) if len(seen) == len(names) else float("nan"),
         "ready": float(len(seen)),
         "api_reads": float(reads),
@@ -85,6 +102,7 @@ def converge(fleet: Fleet, names: list[str], pids: list[int], timeout: float) ->
         "cpu_seconds": sum(cpu_seconds(pid) for pid in pids) - cpu_before,
         "peak_rss_mib": sum(peak_rss_mib(pid) for pid in pids),
     }
+    return figures, peer_mix.snapshot(fleet.kube, fleet.namespace, sorted(seen))
 
 
 def make_schedulers_available(fleet: Fleet, names: list[str], stop: threading.Event) -> None:
@@ -97,7 +115,7 @@ def make_schedulers_available(fleet: Fleet, names: list[str], stop: threading.Ev
                 fleet.kube.replace_status(DEPLOYMENT, {**deployment, "status": AVAILABLE})
 
 
-def kserve_side(workdir: Path, names: list[str], timeout: float) -> Figures:
+def kserve_side(workdir: Path, bodies: list[Wire], timeout: float) -> tuple[Figures, Snapshot]:
     with kube_stack(workdir, controller_args=["--no-workload"]) as stack:
         fleet = Fleet(stack)
         try:
@@ -105,6 +123,7 @@ def kserve_side(workdir: Path, names: list[str], timeout: float) -> Figures:
             configure(fleet)
             kubeconfig = _proxied_admin(stack, workdir / "kserve.kubeconfig")
             stop = threading.Event()
+            names = [body["metadata"]["name"] for body in bodies]
             kubelet = threading.Thread(
                 target=make_schedulers_available, args=(fleet, names, stop), daemon=True
             )
@@ -112,7 +131,7 @@ def kserve_side(workdir: Path, names: list[str], timeout: float) -> Figures:
                 assert peer.component is not None and peer.component.process is not None
                 kubelet.start()
                 try:
-                    return converge(fleet, names, [peer.component.process.pid], timeout)
+                    return converge(fleet, bodies, [peer.component.process.pid], timeout)
                 finally:
                     stop.set()
                     kubelet.join()
@@ -125,7 +144,7 @@ def _proxied_admin(stack: KubeStack, path: Path) -> Path:
     return write_kubeconfig(path, stack.url, stack.ca_file, stack.admin_token, user="admin")
 
 
-async def router_side(workdir: Path, names: list[str], timeout: float) -> Figures:
+async def router_side(workdir: Path, bodies: list[Wire], timeout: float) -> tuple[Figures, Snapshot]:
     port = free_port()
     env = await WorkflowEnvironment.start_local(
         port=port,
@@ -147,7 +166,7 @@ async def router_side(workdir: Path, names: list[str], timeout: float) -> Figure
                     )
                     for role, kind in (("worker", "worker"), ("watch", "watcher"))
                 ]
-                return await asyncio.to_thread(converge, fleet, names, pids, timeout)
+                return await asyncio.to_thread(converge, fleet, bodies, pids, timeout)
             finally:
                 fleet.close()
     finally:
@@ -162,25 +181,50 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds each side may take to converge")
     parser.add_argument(
+        "--mix",
+        action="store_true",
+        help=f"services of {len(peer_mix.SHAPES)} shapes in turn ({', '.join(peer_mix.SHAPES)}) and the "
+        "samples of config/samples/ (default: every service managed, as in bench_scale.py)",
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="keep the run's files (logs) here (default: a temporary directory)"
     )
     args = parser.parse_args(argv)
     if args.services < 1:
         parser.error("--services must be at least 1")
-    names = [f"svc-{i:05d}" for i in range(args.services)]
+    bodies = peer_mix.services([f"svc-{i:05d}" for i in range(args.services)], NS, args.mix)
     with ExitStack() as scope:
         tmp = args.workdir or Path(scope.enter_context(tempfile.TemporaryDirectory(prefix="bench-peer-")))
-        print(f"KServe's controller: {args.services} services (logs under {tmp})", flush=True)
-        kserve = kserve_side(Path(tmp) / "kserve", names, args.timeout)
-        print(f"llmisvc-router: {args.services} services", flush=True)
-        router = asyncio.run(router_side(Path(tmp) / "router", names, args.timeout))
+        print(f"KServe's controller: {len(bodies)} services (logs under {tmp})", flush=True)
+        kserve, kserve_wrote = kserve_side(Path(tmp) / "kserve", bodies, args.timeout)
+        print(f"llmisvc-router: {len(bodies)} services", flush=True)
+        router, router_wrote = asyncio.run(router_side(Path(tmp) / "router", bodies, args.timeout))
+    # Only what both made RouterReady is compared: a service one side has not finished differs by design.
+    both = kserve_wrote.keys() & router_wrote.keys()
+    differences = fidelity.differences(
+        {name: kserve_wrote[name] for name in both}, {name: router_wrote[name] for name in both}
+    )
     print(f"{'figure':<20}{'kserve':>12}{'llmisvc-router':>16}")
     for key in kserve:
         print(f"{key:<20}{kserve[key]:>12.1f}{router[key]:>16.1f}")
+    print(
+        f"objects compared for the {len(both)} services both made RouterReady: {len(differences)} differences"
+    )
+    for line in differences[:SHOWN]:
+        print(f"  {line[:300]}")
+    if len(differences) > SHOWN:
+        print(f"  ... and {len(differences) - SHOWN} more (every one in --json)")
     if args.json:
-        figures = {"services": args.services, "kserve": kserve, "llmisvc-router": router}
+        figures: Figures = {
+            "services": len(bodies),
+            "mix": args.mix,
+            "kserve": kserve,
+            "llmisvc-router": router,
+            "compared": sorted(both),
+            "differences": differences,
+        }
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
-    return 0 if kserve["ready"] == router["ready"] == args.services else 1
+    return 0 if kserve["ready"] == router["ready"] == len(bodies) and not differences else 1
 
 
 if __name__ == "__main__":

@@ -154,10 +154,12 @@ class Fleet:
             if err.status != 409:  # seeded by an earlier fleet on the same cluster
                 raise
 
-    def create_all(self, names: list[str]) -> None:
-        """Every service at once (16 requests in flight), as a ``kubectl apply`` of a big file would."""
+    def create_all(self, names: list[str], bodies: list[Wire] | None = None) -> None:
+        """Every service at once (16 requests in flight), as a ``kubectl apply`` of a big file would:
+        ``bodies``, or :func:`service` for each of ``names``."""
+        todo = bodies if bodies is not None else [service(n, self.namespace) for n in names]
         with ThreadPoolExecutor(16) as pool:
-            list(pool.map(lambda n: self.kube.create(LLMISVC, service(n, self.namespace)), names))
+            list(pool.map(lambda body: self.kube.create(LLMISVC, body), todo))
 
     def ready(self) -> set[str]:
         """The services whose ``RouterReady`` is True now (one list request)."""

@@ -15,6 +15,7 @@ import yaml
 
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
+from benchmarks import peer_mix
 from llmisvc_core import naming
 from llmisvc_core.merge import rendered_validation
 from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
@@ -175,9 +176,10 @@ EXAMPLES = sorted(glob.glob("examples/*.yaml") + glob.glob("config/samples/*.yam
 
 
 async def test_5918_the_merged_specs_of_the_examples_and_fixtures_pass_the_real_crd(cluster: Cluster) -> None:
-    """Every service of ``examples/``, ``config/samples/`` and the integration tests' own, merged as a
-    pass merges it, is accepted by kube-apiserver's dry run: a refused one would change the outcome of
-    every test and demo built on it."""
+    """Every service of ``examples/``, ``config/samples/``, the integration tests' own and the shapes of the
+    side-by-side benchmark (``benchmarks.peer_mix``), merged as a pass merges it, is accepted by
+    kube-apiserver's dry run: a refused one would change the outcome of every test, demo and benchmark built
+    on it."""
     refused, checked = await asyncio.to_thread(dry_run_every_example, cluster)
     assert refused == []
     assert checked > len(EXAMPLES)
@@ -190,11 +192,17 @@ def dry_run_every_example(cluster: Cluster) -> tuple[list[str], int]:
         with open(path, encoding="utf-8") as handle:
             state = parse_state(handle.read(), path)
         services += [(path, svc, state.snapshot) for svc in state.services]
-    fixtures = yaml.safe_dump_all(
-        [world.service(NAME, "ns", router={"route": {}, "gateway": {}, "scheduler": {}})]
-    )
-    state = parse_state(fixtures, "tests/integration/world.py")
-    services += [("tests/integration/world.py", svc, state.snapshot) for svc in state.services]
+    fixtures = {
+        "tests/integration/world.py": [
+            world.service(NAME, "ns", router={"route": {}, "gateway": {}, "scheduler": {}})
+        ],
+        "benchmarks/peer_mix.py": [
+            peer_mix.service(f"mix-{shape}", "ns", shape) for shape in peer_mix.SHAPES
+        ],
+    }
+    for path, bodies in fixtures.items():
+        state = parse_state(yaml.safe_dump_all(bodies), path)
+        services += [(path, svc, state.snapshot) for svc in state.services]
     client = cluster.api_client("integration-test")
     try:
         kube = KubeClusterApi(client)
