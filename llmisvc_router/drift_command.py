@@ -14,7 +14,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from llmisvc_router import help_texts, orchestrator_commands, output
 from llmisvc_router.errors import CommandError
 from llmisvc_runtime import exit_codes, temporal
-from worker.settings import OrchestratorSettings
+from llmisvc_runtime.settings import OrchestratorSettings
 from workflows.drift_report import DriftReport
 from workflows.models import WORKFLOW_NAME, parse_workflow_id, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow

@@ -24,8 +24,8 @@ from llmisvc_router.errors import CommandError
 from llmisvc_runtime import exit_codes, kube, logs, probes, telemetry, temporal
 from llmisvc_runtime.environment import environment_from
 from llmisvc_runtime.process import connect_process
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_runtime.signals import stop_event
-from worker.settings import OrchestratorSettings
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 from workflows.starting import WorkflowStarter

@@ -28,7 +28,7 @@ from llmisvc_router import output, rollout_help
 from llmisvc_router.errors import CommandError
 from llmisvc_router.orchestrator_commands import connection_options, service_key
 from llmisvc_runtime import exit_codes, kube, logs, temporal
-from worker.settings import OrchestratorSettings
+from llmisvc_runtime.settings import OrchestratorSettings
 from workflows.rollout_details import static_details, summary
 from workflows.rollout_models import ControlRequest, RolloutInput, RolloutStatus, rollout_workflow_id
 from workflows.rollout_workflow import RolloutWorkflow

@@ -14,7 +14,7 @@ from llmisvc_router import help_texts, orchestrator_commands
 from llmisvc_router.errors import CommandError
 from llmisvc_runtime import exit_codes, temporal
 from llmisvc_runtime.errors import first_line
-from worker.settings import OrchestratorSettings
+from llmisvc_runtime.settings import OrchestratorSettings
 from workflows import ending
 
 REASON = "llmisvc-router uninstall"

@@ -17,9 +17,9 @@ from llmisvc_router.orchestrator_commands import probe_options
 from llmisvc_runtime import exit_codes, logs, probes
 from llmisvc_runtime.environment import environment_from
 from llmisvc_runtime.process import connect_process
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_runtime.signals import stop_event
 from llmisvc_watcher.runner import run_watcher, stop_cache
-from worker.settings import OrchestratorSettings
 
 DESCRIPTION = """\
 Watch LLMInferenceServices and the objects that change their routing, and signal their workflows.

@@ -12,7 +12,7 @@ from activities.management import Mode
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
 from llmisvc_router.watch_command import settings_from
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 
 SERVICE = {"metadata": {"namespace": "llm", "name": "opt", "labels": {"router": "llmisvc"}}}
 

@@ -9,7 +9,7 @@ import pytest
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
 from llmisvc_router.watch_command import settings_from
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 
 
 def test_the_probes_are_on_by_default_at_8081_with_a_30s_grace() -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
-from worker.factory import WorkerSizing, build_worker
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError, WorkerSizing
+from worker.factory import build_worker
 from workflows.service_workflow import ATTEMPT_TIMEOUT
 
 

@@ -9,9 +9,9 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 from llmisvc_runtime.version import package_version
 from worker import versioning
-from worker.settings import OrchestratorSettings, SettingsError
 
 VERSION = package_version()
 

@@ -10,9 +10,8 @@ import pytest
 from activities.kube_api import load_api_client
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
+from llmisvc_runtime.settings import SPARE_CONNECTIONS, OrchestratorSettings, SettingsError, WorkerSizing
 from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
-from worker.factory import WorkerSizing
-from worker.settings import SPARE_CONNECTIONS, OrchestratorSettings, SettingsError
 
 
 def test_defaults_leave_the_pool_room_beyond_the_activity_threads() -> None:

@@ -38,6 +38,7 @@ from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from llmisvc_core.world.config import Environment
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
+from llmisvc_runtime.settings import OrchestratorSettings, WorkerSizing
 from llmisvc_runtime.version import user_agent
 from llmisvc_watcher.model import Tuning
 from llmisvc_watcher.runner import run_watcher, stop_cache
@@ -45,8 +46,7 @@ from tests.builders import kube
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.recording_api import RecordingClusterApi
-from worker.factory import WorkerSizing, build_worker
-from worker.settings import OrchestratorSettings
+from worker.factory import build_worker
 from workflows.models import PassSummary, ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 

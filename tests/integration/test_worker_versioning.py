@@ -35,6 +35,7 @@ from activities.router_activities import RouterActivities
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core import naming
 from llmisvc_core.models.kube import HTTPROUTE
+from llmisvc_runtime.settings import OrchestratorSettings, WorkerSizing
 from llmisvc_watcher.runner import stop_cache
 from tests.cluster import Cluster
 from tests.integration.conftest import TEMPORAL
@@ -49,8 +50,7 @@ from tests.integration.harness import (
 )
 from tests.integration.recording_api import RecordingClusterApi
 from worker import versioning
-from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
-from worker.settings import OrchestratorSettings
+from worker.factory import DATA_CONVERTER, build_worker
 from workflows.models import PassSummary, ReconcileSignal, WorkflowState
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
