@@ -48,7 +48,6 @@ from tests.integration.harness import (
     seed,
     until,
 )
-from tests.integration.recording_api import RecordingClusterApi
 from worker import versioning
 from worker.factory import DATA_CONVERTER, build_worker
 from workflows.models import PassSummary, ReconcileSignal, WorkflowState
@@ -172,7 +171,7 @@ async def versioned_worker(
         executor = stack.enter_context(ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"act-{build}"))
         cache = start_worker_cache(api_client, [cluster.namespace], cluster.env, TUNING)
         stack.push_async_callback(stop_cache, cache)
-        activities = RouterActivities(RecordingClusterApi(KubeClusterApi(api_client)), cache, cluster.env)
+        activities = RouterActivities(KubeClusterApi(api_client), cache, cluster.env)
         worker = build_worker(
             temporal,
             task_queue,
@@ -227,7 +226,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
     with cluster.api_client(TEST_AGENT) as test_api:
         kube = KubeClusterApi(test_api)
         seed(cluster, kube)
-        stack = Stack(cluster, temporal, task_queue, kube, RecordingClusterApi(kube))
+        stack = Stack(cluster, temporal, task_queue, kube)
         try:
             async with AsyncExitStack() as b_workers, AsyncExitStack() as a_workers:
                 await a_workers.enter_async_context(
