@@ -40,12 +40,12 @@ from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from llmisvc_runtime.environment import environment_from
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_watcher.runner import run_watcher, stop_cache
 from tests import builders as b
 from tests.builders import kube
 from worker.factory import DATA_CONVERTER
 from worker.process import run_worker
-from worker.settings import OrchestratorSettings
 from workflows import search_attributes
 from workflows.models import ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow

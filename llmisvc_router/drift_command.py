@@ -11,10 +11,10 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from llmisvc_router import help_texts, orchestrator_commands, output
+from llmisvc_router import help_texts, options, orchestrator_commands, output
 from llmisvc_router.errors import CommandError
 from llmisvc_runtime import exit_codes, temporal
-from worker.settings import OrchestratorSettings
+from llmisvc_runtime.settings import OrchestratorSettings
 from workflows.drift_report import DriftReport
 from workflows.models import WORKFLOW_NAME, parse_workflow_id, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
@@ -38,14 +38,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser = help_texts.add_command(commands, "drift", HELP, DESCRIPTION)
     parser.add_argument("service", metavar="NAMESPACE/NAME", nargs="?", help="one service (default: all)")
     output.add_argument(parser)
-    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (to check that the service exists)")
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
-    parser.add_argument(
-        "--task-queue",
-        metavar="QUEUE",
-        help="task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE)",
-    )
-    orchestrator_commands.add_cluster_option(parser)
+    options.connection(parser)
     parser.set_defaults(handler=lambda a: orchestrator_commands.run_command(a, _drift))
 
 

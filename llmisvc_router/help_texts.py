@@ -61,36 +61,30 @@ examples:
   llmisvc-router {name} llm/facebook-opt-125m --kubeconfig .dev/kubeconfig
 """
 
-DRIVE_COMMANDS = [
-    (
-        "reconcile",
-        "run a pass now and print its outcome",
-        "Run a pass for the service now (starting its workflow if none runs) and print the pass's summary:\n"
-        "outcome, conditions, URL, writes. Exits 1 when the pass did not reconcile.\n"
-        + _DRIVE_EXAMPLES.format(name="reconcile"),
-    ),
-    (
-        "stop",
-        "stop the service (sets serving.kserve.io/stop through its workflow)",
-        "Stop the service: its workflow sets the serving.kserve.io/stop annotation and removes the routes\n"
-        "and pools it manages on its next pass.\n" + _DRIVE_EXAMPLES.format(name="stop"),
-    ),
-    (
-        "resume",
-        "resume a stopped service",
-        "Resume a stopped service: its workflow removes serving.kserve.io/stop on its next pass.\n"
-        + _DRIVE_EXAMPLES.format(name="resume"),
-    ),
-    (
-        "status",
-        "show the workflow's view of the service",
-        "Show the workflow's view of the service as YAML (-o json for scripts): passes, the last outcome,\n"
-        "conditions and URL, the last error; every key always present (docs/operations.md, Status output).\n"
-        "(kubectl describe llminferenceservice shows the status and Events.)\n"
-        + _DRIVE_EXAMPLES.format(name="status")
-        + "  llmisvc-router status llm/facebook-opt-125m -o json\n",
-    ),
-]
+RECONCILE = (
+    "run a pass now and print its outcome",
+    "Run a pass for the service now (starting its workflow if none runs) and print the pass's summary:\n"
+    "outcome, conditions, URL, writes. Exits 1 when the pass did not reconcile.\n"
+    + _DRIVE_EXAMPLES.format(name="reconcile"),
+)
+STOP = (
+    "stop the service (sets serving.kserve.io/stop through its workflow)",
+    "Stop the service: its workflow sets the serving.kserve.io/stop annotation and removes the routes\n"
+    "and pools it manages on its next pass.\n" + _DRIVE_EXAMPLES.format(name="stop"),
+)
+RESUME = (
+    "resume a stopped service",
+    "Resume a stopped service: its workflow removes serving.kserve.io/stop on its next pass.\n"
+    + _DRIVE_EXAMPLES.format(name="resume"),
+)
+STATUS = (
+    "show the workflow's view of the service",
+    "Show the workflow's view of the service as YAML (-o json for scripts): passes, the last outcome,\n"
+    "conditions and URL, the last error; every key always present (docs/operations.md, Status output).\n"
+    "(kubectl describe llminferenceservice shows the status and Events.)\n"
+    + _DRIVE_EXAMPLES.format(name="status")
+    + "  llmisvc-router status llm/facebook-opt-125m -o json\n",
+)
 
 UNINSTALL_HELP = (
     "end the router's workflows in the Temporal namespace (Kubernetes objects are left as they are)"

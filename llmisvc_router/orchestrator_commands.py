@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from opentelemetry import trace
@@ -19,13 +20,13 @@ from activities.api_telemetry import ApiTelemetry
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
 from llmisvc_core.models.kube import LLMISVC
-from llmisvc_router import help_texts, output
+from llmisvc_router import help_texts, options, output
 from llmisvc_router.errors import CommandError
 from llmisvc_runtime import exit_codes, kube, logs, probes, telemetry, temporal
 from llmisvc_runtime.environment import environment_from
 from llmisvc_runtime.process import connect_process
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_runtime.signals import stop_event
-from worker.settings import OrchestratorSettings
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 from workflows.starting import WorkflowStarter
@@ -34,168 +35,52 @@ _tracer = trace.get_tracer(__name__)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    for name, help_text, description, watch in (
-        ("worker", help_texts.WORKER_HELP, help_texts.WORKER, False),
-        ("run", help_texts.RUN_HELP, help_texts.RUN, True),
+    for name, help_text, description, handler in (
+        ("worker", help_texts.WORKER_HELP, help_texts.WORKER, _worker),
+        ("run", help_texts.RUN_HELP, help_texts.RUN, _run),
     ):
         parser = help_texts.add_command(commands, name, help_text, description)
-        _cluster_options(parser)
-        _versioning_options(parser)
+        options.connection(parser)
+        options.sizing(parser)
+        options.versioning(parser)
         logs.add_arguments(parser)
-        _management_options(parser)
-        _shutdown_options(parser)
-        probe_options(parser)
-        parser.set_defaults(handler=lambda a, w=watch: run_command(a, _serve, watch=w))
-    for name, help_text, description in help_texts.DRIVE_COMMANDS:
+        options.selection(parser, mode=True)
+        options.shutdown(parser)
+        options.probes(parser)
+        parser.set_defaults(handler=lambda a, h=handler: run_command(a, h))
+    for name, help_text, description, handler in (
+        ("reconcile", *help_texts.RECONCILE, _reconcile),
+        ("stop", *help_texts.STOP, _stop),
+        ("resume", *help_texts.RESUME, _resume),
+        ("status", *help_texts.STATUS, _status),
+    ):
         parser = help_texts.add_command(commands, name, help_text, description)
         parser.add_argument("service", metavar="NAMESPACE/NAME")
         if name == "status":
             output.add_argument(parser)
-        _cluster_options(parser)
-        parser.set_defaults(handler=lambda a, n=name: run_command(a, _drive, action=n))
+        options.connection(parser)
+        parser.set_defaults(handler=lambda a, h=handler: run_command(a, h))
 
 
-def _management_options(parser: argparse.ArgumentParser) -> None:
-    """Which services this deployment manages, and whether it writes (docs/operations.md)."""
-    group = parser.add_argument_group("managed services and mode (docs/operations.md)")
-    group.add_argument(
-        "--namespace",
-        action="append",
-        default=None,
-        metavar="NS",
-        help="manage only services in NS (repeat; default: $LLMISVC_ROUTER_NAMESPACES, else all)",
-    )
-    group.add_argument(
-        "--service-selector",
-        metavar="SELECTOR",
-        help="manage only services with these labels, e.g. 'router=llmisvc' "
-        "(default: $LLMISVC_ROUTER_SERVICE_SELECTOR, else all)",
-    )
-    group.add_argument(
-        "--mode",
-        metavar="MODE",
-        help="write (carry out the passes) or shadow (write nothing, report the drift) "
-        "(default: $LLMISVC_ROUTER_MODE, else write)",
-    )
+Command = Callable[[argparse.Namespace, OrchestratorSettings], Coroutine[Any, Any, int]]
 
 
-def _shutdown_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("stopping (docs/operations.md, Upgrades and workflow versioning)")
-    group.add_argument(
-        "--shutdown-grace-seconds",
-        type=int,
-        metavar="S",
-        help="on SIGTERM, stop polling and give running activities S seconds to finish before cancelling "
-        "them; keep it below the pod's terminationGracePeriodSeconds "
-        "(default: $LLMISVC_ROUTER_SHUTDOWN_GRACE_SECONDS, else 30)",
-    )
-
-
-def probe_options(parser: argparse.ArgumentParser) -> None:
-    """``--probe-port``, for every long-running process (``worker``, ``run``, ``watch``)."""
-    group = parser.add_argument_group("probes (docs/operations.md, Health and readiness)")
-    group.add_argument(
-        "--probe-port",
-        type=int,
-        metavar="PORT",
-        help="serve /healthz and /readyz on PORT, 0 for none "
-        "(default: $LLMISVC_ROUTER_PROBE_PORT, else 8081)",
-    )
-
-
-def connection_options(parser: argparse.ArgumentParser) -> None:
-    """Where the cluster and the workflows are: ``--kubeconfig``, ``--context``, ``--task-queue`` and
-    ``--cluster``, for every command that reaches both."""
-    parser.add_argument(
-        "--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, ~/.kube/config, in-cluster)"
-    )
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current one)")
-    parser.add_argument(
-        "--task-queue",
-        metavar="QUEUE",
-        help="Temporal task queue of the workers (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
-    )
-    add_cluster_option(parser)
-
-
-def _cluster_options(parser: argparse.ArgumentParser) -> None:
-    connection_options(parser)
-    sizing = parser.add_argument_group("worker sizing (docs/operations.md)")
-    for flag, variable, text, default in _SIZING_FLAGS:
-        described = f"{text} (default: ${variable}, else {default})"
-        sizing.add_argument(flag, type=int, metavar="N", help=described)
-
-
-def add_cluster_option(parser: argparse._ActionsContainer, help_text: str | None = None) -> None:
-    parser.add_argument(
-        "--cluster",
-        metavar="NAME",
-        help=help_text
-        or "this install's cluster name among those sharing the Temporal namespace, in the workflow ids "
-        "(default: $LLMISVC_ROUTER_CLUSTER, else none; docs/operations.md, Many clusters)",
-    )
-
-
-def _versioning_options(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("Worker Versioning (docs/operations.md, Versioned rollouts)")
-    group.add_argument(
-        "--deployment-name",
-        metavar="NAME",
-        help="register as a version of this Temporal Worker Deployment (default: "
-        "$LLMISVC_ROUTER_DEPLOYMENT_NAME, else $TEMPORAL_DEPLOYMENT_NAME, else unversioned)",
-    )
-    group.add_argument(
-        "--build-id",
-        metavar="ID",
-        help="this worker's build ID (default: $LLMISVC_ROUTER_BUILD_ID, else $TEMPORAL_WORKER_BUILD_ID, "
-        "else the package version and $LLMISVC_ROUTER_IMAGE_TAG)",
-    )
-
-
-_SIZING_FLAGS = (
-    ("--activity-threads", "LLMISVC_ROUTER_ACTIVITY_THREADS", "activities run at once", "16"),
-    ("--max-cached-workflows", "LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS", "workflows kept in memory", "1000"),
-    ("--workflow-task-pollers", "LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS", "workflow task polls at once", "5"),
-    ("--activity-task-pollers", "LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS", "activity task polls at once", "5"),
-    (
-        "--kube-connections",
-        "LLMISVC_ROUTER_KUBE_CONNECTIONS",
-        "Kubernetes API connections kept open, at least the activity threads",
-        "the threads + 12",
-    ),
-)
-
-_SIZING_FIELDS = [flag.removeprefix("--").replace("-", "_") for flag, *_ in _SIZING_FLAGS]
-
-
-def _settings(args: argparse.Namespace) -> OrchestratorSettings:
-    return OrchestratorSettings.from_env().with_flags(
-        kubeconfig=getattr(args, "kubeconfig", None),
-        kube_context=getattr(args, "context", None),
-        task_queue=getattr(args, "task_queue", None),
-        cluster=getattr(args, "cluster", None),
-        namespaces=getattr(args, "namespace", None),
-        mode=getattr(args, "mode", None),
-        service_selector=getattr(args, "service_selector", None),
-        deployment_name=getattr(args, "deployment_name", None),
-        build_id=getattr(args, "build_id", None),
-        shutdown_grace_seconds=getattr(args, "shutdown_grace_seconds", None),
-        probe_port=getattr(args, "probe_port", None),
-        **{
-            flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"), None)
-            for flag, *_ in _SIZING_FLAGS
-        },
-    )
-
-
-def run_command(
-    args: argparse.Namespace, main: Callable[..., Coroutine[Any, Any, int]], **options: Any
-) -> int:
+def run_command(args: argparse.Namespace, command: Command) -> int:
+    """Run ``command`` with the settings of the environment and the options (warnings only in the logs
+    of a command without ``--log-level``)."""
     logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "warning"))
-    return asyncio.run(main(args, _settings(args), **options))
+    return asyncio.run(command(args, options.settings(args)))
 
 
-async def _serve(args: argparse.Namespace, settings: OrchestratorSettings, watch: bool) -> int:
+async def _worker(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _serve(settings, watch=False)
+
+
+async def _run(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _serve(settings, watch=True)
+
+
+async def _serve(settings: OrchestratorSettings, watch: bool) -> int:
     api_client, client = await connect_process(settings, "worker")  # `run` writes as the worker
     env = environment_from()
     stop = stop_event()
@@ -236,34 +121,30 @@ def _require_service(settings: OrchestratorSettings, namespace: str, name: str) 
         raise CommandError(f"no LLMInferenceService {namespace}/{name}", exit_codes.NOT_FOUND)
 
 
-async def _drive(args: argparse.Namespace, settings: OrchestratorSettings, action: str) -> int:
+@contextlib.asynccontextmanager
+async def _driving(
+    args: argparse.Namespace, settings: OrchestratorSettings, command: str
+) -> AsyncIterator[tuple[Client, str, str]]:
+    """What driving a service starts with: the service named, read from Kubernetes (one that does not exist
+    gets nothing started), the Temporal client, and a trace that the workflow continues."""
     namespace, name = service_key(args.service)
-    output_format = output.check(getattr(args, "output", "yaml"))  # refused before anything connects
-    # The trace continues in the workflow.
     tracing = telemetry.install_tracing(settings.trace_exporters, settings.otlp_protocol)
     try:
         await require_service(settings, namespace, name)
         client = await temporal.connect()
         with _tracer.start_as_current_span(
-            f"llmisvc-router {action}", attributes={"llmisvc.namespace": namespace, "llmisvc.name": name}
+            f"llmisvc-router {command}", attributes={"llmisvc.namespace": namespace, "llmisvc.name": name}
         ):
-            return await _act(client, settings, action, namespace, name, output_format)
+            yield client, namespace, name
     finally:
         if tracing:
             trace.get_tracer_provider().force_flush()  # type: ignore[attr-defined]
 
 
-async def _act(
-    client: Client, settings: OrchestratorSettings, action: str, namespace: str, name: str, output_format: str
-) -> int:
-    service = f"{namespace}/{name}"
-    if action == "status":
-        handle = client.get_workflow_handle(workflow_id(namespace, name, settings.cluster))
-        return await _print_status(handle, service, output_format)
-    starter = await WorkflowStarter.create(
-        client, settings.task_queue, settings.resync_seconds, settings.cluster
-    )
-    if action == "reconcile":
+async def _reconcile(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    """A pass now, its workflow started if none runs; exit 1 when the pass did not settle."""
+    async with _driving(args, settings, "reconcile") as (client, namespace, name):
+        starter = await _starter(client, settings)
         operation = WithStartWorkflowOperation(
             LLMInferenceServiceWorkflow.run,
             starter.workflow_input(namespace, name),
@@ -275,11 +156,40 @@ async def _act(
             ReconcileSignal(reason="llmisvc-router reconcile"),
             start_workflow_operation=operation,
         )
-        sys.stdout.write(output.render(summary.model_dump(mode="json", exclude_none=True)))
-        return exit_codes.OK if summary.outcome.settled else exit_codes.FAILED
-    await starter.signal_with_start(namespace, name, action)
-    print(f"{action} requested for {service}; the next pass carries it out")
+    sys.stdout.write(output.render(summary.model_dump(mode="json", exclude_none=True)))
+    return exit_codes.OK if summary.outcome.settled else exit_codes.FAILED
+
+
+async def _stop(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _request(args, settings, "stop", LLMInferenceServiceWorkflow.stop)
+
+
+async def _resume(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _request(args, settings, "resume", LLMInferenceServiceWorkflow.resume)
+
+
+async def _request(
+    args: argparse.Namespace, settings: OrchestratorSettings, command: str, signal: Callable[..., None]
+) -> int:
+    """``signal`` delivered to the service's workflow, started if none runs; the next pass acts on it."""
+    async with _driving(args, settings, command) as (client, namespace, name):
+        starter = await _starter(client, settings)
+        await starter.signal_with_start(namespace, name, signal.__name__)
+    print(f"{command} requested for {namespace}/{name}; the next pass carries it out")
     return exit_codes.OK
+
+
+async def _starter(client: Client, settings: OrchestratorSettings) -> WorkflowStarter:
+    return await WorkflowStarter.create(
+        client, settings.task_queue, settings.resync_seconds, settings.cluster
+    )
+
+
+async def _status(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    output_format = output.check(args.output)  # refused before anything connects
+    async with _driving(args, settings, "status") as (client, namespace, name):
+        handle = client.get_workflow_handle(workflow_id(namespace, name, settings.cluster))
+        return await _print_status(handle, f"{namespace}/{name}", output_format)
 
 
 async def _print_status(handle: WorkflowHandle[Any, Any], service: str, output_format: str) -> int:

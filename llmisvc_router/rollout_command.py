@@ -16,6 +16,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
+from temporalio.workflow import UpdateMethodMultiParam
 
 from activities.cluster_api import ApiError
 from activities.kube_api import KubeClusterApi
@@ -24,16 +25,14 @@ from activities.rollout_models import RolloutMembers
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.rollout import plan as plans
 from llmisvc_core.rollout.plan import RolloutPlan
-from llmisvc_router import output, rollout_help
+from llmisvc_router import options, output, rollout_help
 from llmisvc_router.errors import CommandError
-from llmisvc_router.orchestrator_commands import connection_options, service_key
-from llmisvc_runtime import exit_codes, kube, logs, temporal
-from worker.settings import OrchestratorSettings
+from llmisvc_router.orchestrator_commands import run_command, service_key
+from llmisvc_runtime import exit_codes, kube, temporal
+from llmisvc_runtime.settings import OrchestratorSettings
 from workflows.rollout_details import static_details, summary
 from workflows.rollout_models import ControlRequest, RolloutInput, RolloutStatus, rollout_workflow_id
 from workflows.rollout_workflow import RolloutWorkflow
-
-ACTIONS = ("start", "status", "pause", "resume", "promote", "abort")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,7 +40,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     parser = help_texts.add_command(commands, "rollout", rollout_help.HELP, rollout_help.DESCRIPTION)
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for action in ACTIONS:
+    for action, handler in (
+        ("start", _start),
+        ("status", _status),
+        ("pause", _pause),
+        ("resume", _resume),
+        ("promote", _promote),
+        ("abort", _abort),
+    ):
         sub = actions.add_parser(
             action,
             help=rollout_help.ACTIONS[action],
@@ -55,8 +61,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         if action == "start":
             _plan_options(sub)
         output.add_argument(sub)
-        connection_options(sub)
-        sub.set_defaults(handler=_run)
+        options.connection(sub)
+        sub.set_defaults(handler=lambda a, h=handler: run_command(a, h))
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:
@@ -80,36 +86,52 @@ def _plan_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _run(args: argparse.Namespace) -> int:
-    logs.configure("text", "warning")
-    settings = OrchestratorSettings.from_env().with_flags(
-        kubeconfig=args.kubeconfig,
-        kube_context=args.context,
-        task_queue=args.task_queue,
-        cluster=args.cluster,
-    )
-    return asyncio.run(_act(args, settings))
-
-
-async def _act(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
-    namespace, group = service_key(args.group)
-    output_format = output.check(args.output)
-    plan = build_plan(args) if args.action == "start" else None  # refused before anything connects
-    if args.action == "start":
-        members = RolloutMembers(
-            namespace=namespace, group=group, stable=args.stable, candidate=args.candidate
-        )
-        await asyncio.to_thread(_require_members, settings, members)
+async def _start(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    """A rollout of the pair, once both services are read and found in the group; its first status."""
+    namespace, group = _group(args)
+    plan = build_plan(args)  # refused before anything connects
+    members = RolloutMembers(namespace=namespace, group=group, stable=args.stable, candidate=args.candidate)
+    await asyncio.to_thread(_require_members, settings, members)
     client = await temporal.connect()
     wid = rollout_workflow_id(namespace, group, settings.cluster)
-    if plan is not None:
-        status = await _start(client, settings, wid, RolloutInput(members=members, plan=plan))
-    elif args.action == "status":
-        status = await _query(client.get_workflow_handle(wid), f"{namespace}/{group}")
-    else:
-        status = await _control(client.get_workflow_handle(wid), args.action, f"{namespace}/{group}")
-    document = {"id": wid, **status.model_dump(mode="json")}
-    print(output.render(document, output_format), end="")
+    return _print(wid, await _started(client, settings, wid, RolloutInput(members=members, plan=plan)), args)
+
+
+async def _status(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    namespace, group = _group(args)
+    handle = await _handle(settings, namespace, group)
+    return _print(handle.id, await _query(handle, f"{namespace}/{group}"), args)
+
+
+async def _pause(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _control(args, settings, RolloutWorkflow.pause, "pause")
+
+
+async def _resume(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _control(args, settings, RolloutWorkflow.resume, "resume")
+
+
+async def _promote(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _control(args, settings, RolloutWorkflow.promote, "promote")
+
+
+async def _abort(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
+    return await _control(args, settings, RolloutWorkflow.abort, "abort")
+
+
+def _group(args: argparse.Namespace) -> tuple[str, str]:
+    """The group's namespace and name; the output format checked too, before anything connects."""
+    output.check(args.output)
+    return service_key(args.group)
+
+
+async def _handle(settings: OrchestratorSettings, namespace: str, group: str) -> WorkflowHandle[Any, Any]:
+    client = await temporal.connect()
+    return client.get_workflow_handle(rollout_workflow_id(namespace, group, settings.cluster))
+
+
+def _print(wid: str, status: RolloutStatus, args: argparse.Namespace) -> int:
+    print(output.render({"id": wid, **status.model_dump(mode="json")}, args.output), end="")
     return exit_codes.OK
 
 
@@ -180,7 +202,7 @@ def _require_members(settings: OrchestratorSettings, members: RolloutMembers) ->
         api_client.close()
 
 
-async def _start(
+async def _started(
     client: Client, settings: OrchestratorSettings, wid: str, request: RolloutInput
 ) -> RolloutStatus:
     try:
@@ -221,20 +243,23 @@ async def _query(handle: WorkflowHandle[Any, Any], group: str, wait: bool = Fals
     return await handle.query(RolloutWorkflow.status)
 
 
-async def _control(handle: WorkflowHandle[Any, Any], action: str, group: str) -> RolloutStatus:
-    update = {
-        "pause": RolloutWorkflow.pause,
-        "resume": RolloutWorkflow.resume,
-        "promote": RolloutWorkflow.promote,
-        "abort": RolloutWorkflow.abort,
-    }[action]
+async def _control(
+    args: argparse.Namespace,
+    settings: OrchestratorSettings,
+    update: UpdateMethodMultiParam[[Any, ControlRequest], RolloutStatus],
+    verb: str,
+) -> int:
+    """``update`` of the running rollout, as the person running the command; its status after it."""
+    namespace, group = _group(args)
+    handle = await _handle(settings, namespace, group)
     request = ControlRequest(by=f"{getpass.getuser()}@{socket.gethostname()}")
     try:
         result: RolloutStatus = await handle.execute_update(update, request)
     except WorkflowUpdateFailedError as err:
         raise CommandError(str(err.cause), exit_codes.FAILED) from err
     except RPCError as err:
+        where = f"{namespace}/{group}"
         if err.status == RPCStatusCode.NOT_FOUND:
-            raise CommandError(f"no running rollout of group {group}", exit_codes.NOT_FOUND) from err
-        raise CommandError(f"cannot {action} the rollout of {group}: {err}", exit_codes.UNAVAILABLE) from err
-    return result
+            raise CommandError(f"no running rollout of group {where}", exit_codes.NOT_FOUND) from err
+        raise CommandError(f"cannot {verb} the rollout of {where}: {err}", exit_codes.UNAVAILABLE) from err
+    return _print(handle.id, result, args)

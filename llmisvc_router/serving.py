@@ -18,9 +18,9 @@ from llmisvc_cache.targets import start_worker_cache
 from llmisvc_cache.watch_loop import ApiClient
 from llmisvc_core.world.config import Environment
 from llmisvc_runtime.probes import Probes
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_watcher.runner import run_watcher, stop_cache
 from worker.process import run_worker
-from worker.settings import OrchestratorSettings
 
 
 async def serve(

@@ -10,11 +10,10 @@ import asyncio
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from llmisvc_router import help_texts, orchestrator_commands
+from llmisvc_router import help_texts, options
 from llmisvc_router.errors import CommandError
 from llmisvc_runtime import exit_codes, temporal
 from llmisvc_runtime.errors import first_line
-from worker.settings import OrchestratorSettings
 from workflows import ending
 
 REASON = "llmisvc-router uninstall"
@@ -23,7 +22,7 @@ REASON = "llmisvc-router uninstall"
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = help_texts.add_command(commands, "uninstall", help_texts.UNINSTALL_HELP, help_texts.UNINSTALL)
     scope = parser.add_mutually_exclusive_group()
-    orchestrator_commands.add_cluster_option(
+    options.cluster(
         scope,
         "end the workflows of this cluster (default: $LLMISVC_ROUTER_CLUSTER, else those of an install "
         "without a cluster name)",
@@ -35,7 +34,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = OrchestratorSettings.from_env().with_flags(cluster=args.cluster)
+    settings = options.settings(args)
     cluster = None if args.all_clusters else settings.cluster
     try:
         return asyncio.run(_uninstall(cluster, confirmed=args.yes, dry_run=args.dry_run))

@@ -10,16 +10,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-from collections.abc import Mapping
 
 from llmisvc_cache.cache import ClusterCache
-from llmisvc_router.orchestrator_commands import probe_options
+from llmisvc_router import options
 from llmisvc_runtime import exit_codes, logs, probes
 from llmisvc_runtime.environment import environment_from
 from llmisvc_runtime.process import connect_process
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_runtime.signals import stop_event
 from llmisvc_watcher.runner import run_watcher, stop_cache
-from worker.settings import OrchestratorSettings
 
 DESCRIPTION = """\
 Watch LLMInferenceServices and the objects that change their routing, and signal their workflows.
@@ -57,53 +56,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         epilog=exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig (default: $KUBECONFIG, in-cluster)")
-    parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
-    parser.add_argument(
-        "--namespace",
-        action="append",
-        default=[],
-        metavar="NS",
-        help="watch LLMInferenceServices in this namespace (repeatable; default: all namespaces)",
-    )
-    parser.add_argument(
-        "--service-selector",
-        metavar="SELECTOR",
-        help="watch only services with these labels, e.g. 'router=llmisvc' "
-        "(default: $LLMISVC_ROUTER_SERVICE_SELECTOR, else all)",
-    )
-    parser.add_argument(
-        "--task-queue",
-        metavar="QUEUE",
-        help="task queue of the workflows (default: $LLMISVC_ROUTER_TASK_QUEUE, else llmisvc-router)",
-    )
-    probe_options(parser)
-    parser.add_argument(
-        "--cluster",
-        metavar="NAME",
-        help="this install's cluster name among those sharing the Temporal namespace, in the workflow ids "
-        "(default: $LLMISVC_ROUTER_CLUSTER, else none)",
-    )
+    options.connection(parser)
+    options.selection(parser, mode=False)
+    options.probes(parser)
     logs.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    logs.configure(getattr(args, "log_format", "text"), getattr(args, "log_level", "info"))
-    return asyncio.run(_watch(settings_from(args)))
-
-
-def settings_from(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> OrchestratorSettings:
-    """The environment's settings, overridden by the flags given."""
-    return OrchestratorSettings.from_env(env).with_flags(
-        kubeconfig=args.kubeconfig,
-        kube_context=args.context,
-        task_queue=args.task_queue,
-        cluster=getattr(args, "cluster", None),
-        namespaces=[n for n in args.namespace if n.strip()],
-        service_selector=getattr(args, "service_selector", None),
-        probe_port=getattr(args, "probe_port", None),
-    )
+    logs.configure(args.log_format, args.log_level)
+    return asyncio.run(_watch(options.settings(args)))
 
 
 async def _watch(settings: OrchestratorSettings) -> int:

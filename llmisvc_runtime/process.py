@@ -15,7 +15,7 @@ from llmisvc_runtime.version import Role
 
 
 class ProcessSettings(telemetry.TelemetrySettings, Protocol):
-    """What starting a process reads of its settings (``worker.settings.OrchestratorSettings``)."""
+    """What starting a process reads of its settings (``llmisvc_runtime.settings.OrchestratorSettings``)."""
 
     @property
     def kubeconfig(self) -> str | None: ...

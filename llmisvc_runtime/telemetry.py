@@ -9,7 +9,7 @@ the pass (``workflows.pass_telemetry``), one per activity attempt (``RunActivity
 interceptor below) and one per Kubernetes API call (``activities.api_telemetry``). The tracer provider
 is the SDK's replay-safe one: spans made by workflow code get deterministic ids and are not emitted
 again when a workflow is replayed. Which exporters run comes from
-``OTEL_TRACES_EXPORTER`` (read by :class:`~worker.settings.OrchestratorSettings`: ``otlp`` by default
+``OTEL_TRACES_EXPORTER`` (read by ``llmisvc_runtime.settings``: ``otlp`` by default
 once an OTLP endpoint is set, nothing otherwise), OTLP's transport from ``OTEL_EXPORTER_OTLP_PROTOCOL``
 (or ``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``): ``http/protobuf`` (the default) or ``grpc``. The exporter
 reads the other ``OTEL_EXPORTER_OTLP_*`` variables itself (endpoint, headers, timeout, compression,
@@ -61,7 +61,7 @@ class TelemetryError(StartupError):
 
 
 class TelemetrySettings(Protocol):
-    """What telemetry reads of a process's settings (``worker.settings.OrchestratorSettings`` has it)."""
+    """What telemetry reads of a process's settings (``llmisvc_runtime.settings.OrchestratorSettings``)."""
 
     @property
     def trace_exporters(self) -> Sequence[str]: ...

@@ -44,7 +44,7 @@ STOP_GRACE = 3.0  # seconds to wait for the watch threads, then for pending sign
 
 
 class WatcherSettings(Protocol):
-    """What the watcher reads of the process's settings (``worker.settings.OrchestratorSettings``)."""
+    """What the watcher reads of its settings (``llmisvc_runtime.settings.OrchestratorSettings``)."""
 
     @property
     def task_queue(self) -> str: ...

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from datetime import timedelta
 
 from temporalio.client import Client
@@ -17,6 +16,7 @@ from activities.heartbeats import HeartbeatScheduler
 from activities.rollout_activities import RolloutActivities
 from activities.router_activities import RouterActivities
 from llmisvc_runtime import temporal
+from llmisvc_runtime.settings import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
 from workflows.rollout_workflow import RolloutWorkflow
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -48,24 +48,6 @@ def workflow_runner() -> SandboxedWorkflowRunner:
 #: workflows' next task waited this long (Temporal's default, 10 s) before the restarted worker got it;
 #: a live worker takes its sticky tasks within milliseconds, so 3 s costs nothing when all is well.
 STICKY_QUEUE_TIMEOUT = timedelta(seconds=3)
-#: How long a stopping worker lets its running activities finish before cancelling them (the SDK's default
-#: is none: cancelled at once, a write cut off mid-flight and retried by another worker). An activity
-#: attempt is bounded by 30 s (``workflows.service_workflow.ATTEMPT_TIMEOUT``), so by default every
-#: running attempt can end; the pods' terminationGracePeriodSeconds (60 in ``deploy/``) must exceed it.
-DEFAULT_SHUTDOWN_GRACE = timedelta(seconds=30)
-
-
-@dataclass(frozen=True)
-class WorkerSizing:
-    """How much work one worker takes on at once (``worker.settings`` reads it from the environment).
-
-    ``activity_threads`` is both the executor's size and the activity slots: a slot without a thread would
-    let a started activity wait for a thread while its timeout runs."""
-
-    activity_threads: int = 16
-    max_cached_workflows: int = 1000  # sticky cache: a cached workflow's next task needs no replay
-    workflow_task_pollers: int = 5
-    activity_task_pollers: int = 5
 
 
 def build_worker(

@@ -16,9 +16,9 @@ from activities.cluster_api import ClusterApi, ClusterView
 from activities.router_activities import RouterActivities
 from llmisvc_core.world.config import Environment
 from llmisvc_runtime.probes import Probes
+from llmisvc_runtime.settings import OrchestratorSettings
 from worker import versioning
 from worker.factory import build_worker
-from worker.settings import OrchestratorSettings
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ product made since the audit began (the suite and the simulated controllers talk
 directly; their User-Agents are left out all the same). A write is *foreign* when its object is not
 the service's own (the service itself, its status, or ``<service>-kserve-route`` / ``-inference-pool`` /
 ``-epp-service``) or was written while the object of that name was someone else's (the ownership
-scenarios mark those windows). The dry-run create of a service's merged spec (``<service>-validation-…``,
-KServe #5918) stores nothing and is not a write.
+scenarios mark those windows). A ``dryRun=All`` request (the dry-run create of a service's merged spec,
+KServe #5918) stores nothing and is not a write: the proxy's log marks it ``dry_run``.
 """
 
 from __future__ import annotations
@@ -114,6 +114,7 @@ class Auditor(threading.Thread):
             if (
                 key in self._seen
                 or r["verb"] not in WRITE_VERBS
+                or r["dry_run"]
                 or r["code"] >= 400
                 or r["time"] < self.since
             ):
@@ -269,9 +270,6 @@ class Fleet:
                 continue  # Events about its own services (the object they regard is not in the path)
             if w.namespace != self.namespace and w.namespace.startswith("chaos-"):
                 continue  # another scenario's namespace (the reduced suite shares one stand-in)
-            dry_run = any(w.name.startswith(f"{n}-validation-") for n in self.names)
-            if w.verb == "create" and w.resource == "llminferenceservices" and dry_run:
-                continue  # the dry run of a merged spec (KServe #5918, dryRun=All): it stores nothing
             owner = next(
                 (n for n in self.names if w.name == n or w.name in (n + s for s in OWN_SUFFIXES)), None
             )

@@ -34,9 +34,9 @@ from llmisvc_runtime import exit_codes, logs, telemetry, temporal
 from llmisvc_runtime.environment import environment_from
 from llmisvc_runtime.errors import StartupError
 from llmisvc_runtime.kube import load_kube
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_runtime.signals import stop_event
 from llmisvc_watcher.runner import run_watcher, stop_cache
-from worker.settings import OrchestratorSettings
 from workflows import search_attributes
 
 log = logging.getLogger("llmisvc-router.dev")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 
 
 def test_the_cluster_name_defaults_to_none_and_comes_from_the_environment() -> None:

@@ -4,15 +4,12 @@ variable or the flag."""
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
 from activities.management import Mode
+from llmisvc_router import options
 from llmisvc_router.cli import build_parser
-from llmisvc_router.orchestrator_commands import _settings
-from llmisvc_router.watch_command import settings_from
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 
 SERVICE = {"metadata": {"namespace": "llm", "name": "opt", "labels": {"router": "llmisvc"}}}
 
@@ -60,7 +57,7 @@ def test_the_flags_override_the_variables(command: str, monkeypatch: pytest.Monk
     monkeypatch.setenv("LLMISVC_ROUTER_MODE", "write")
     monkeypatch.setenv("LLMISVC_ROUTER_SERVICE_SELECTOR", "router=kserve")
     flags = ["--mode", "shadow", "--service-selector", "router=llmisvc", "--namespace", "llm"]
-    settings = _settings(build_parser().parse_args([command, *flags]))
+    settings = options.settings(build_parser().parse_args([command, *flags]))
     assert (settings.mode, settings.service_selector, settings.namespaces) == (
         "shadow",
         "router=llmisvc",
@@ -72,11 +69,13 @@ def test_a_bad_selector_flag_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LLMISVC_ROUTER_SERVICE_SELECTOR", raising=False)
     args = build_parser().parse_args(["worker", "--service-selector", "a=b c"])
     with pytest.raises(SettingsError, match=r"^--service-selector: invalid label value 'b c'"):
-        _settings(args)
+        options.settings(args)
 
 
-def test_the_watcher_takes_the_selector_flag() -> None:
-    args = argparse.Namespace(
-        kubeconfig=None, context=None, task_queue=None, namespace=[], service_selector="router=llmisvc"
-    )
-    assert settings_from(args, {}).service_selector == "router=llmisvc"
+@pytest.mark.parametrize("command", ["worker", "run", "watch"])
+def test_every_long_running_command_takes_the_selection_flags_over_the_variables(command: str) -> None:
+    env = {"LLMISVC_ROUTER_NAMESPACES": "team-a", "LLMISVC_ROUTER_SERVICE_SELECTOR": "router=kserve"}
+    args = build_parser().parse_args([command, "--service-selector", "router=llmisvc", "--namespace", "llm"])
+    settings = options.settings(args, env)
+    assert (settings.service_selector, settings.namespaces) == ("router=llmisvc", ["llm"])
+    assert options.settings(build_parser().parse_args([command]), env).namespaces == ["team-a"]

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from llmisvc_router import options
 from llmisvc_router.cli import build_parser
-from llmisvc_router.orchestrator_commands import _settings
-from llmisvc_router.watch_command import settings_from
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 
 
 def test_the_probes_are_on_by_default_at_8081_with_a_30s_grace() -> None:
@@ -27,7 +26,7 @@ def test_the_variables_set_the_port_and_the_grace_and_the_flag_overrides_the_por
 @pytest.mark.parametrize("command", ["worker", "run", "watch"])
 def test_the_flag_is_on_every_long_running_command(command: str) -> None:
     args = build_parser().parse_args([command, "--probe-port", "0"])
-    settings = settings_from(args, {}) if command == "watch" else _settings(args)
+    settings = options.settings(args, {}) if command == "watch" else options.settings(args)
     assert settings.probe_port == 0
 
 

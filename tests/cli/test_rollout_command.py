@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from llmisvc_core.rollout.plan import RolloutPlan
-from llmisvc_router import rollout_command
+from llmisvc_router import rollout_command, rollout_help
 from llmisvc_router.cli import build_parser
 from llmisvc_router.errors import CommandError
 from tests.cli.test_command_line import cli
@@ -99,7 +99,7 @@ def test_rollout_start_refuses_a_bad_plan_before_connecting() -> None:
 def test_rollout_help_names_every_action_and_the_plan_fields() -> None:
     done = cli("rollout", "--help")
     assert done.returncode == 0
-    for action in rollout_command.ACTIONS:
+    for action in rollout_help.ACTIONS:
         assert f"    {action} " in done.stdout
     start = cli("rollout", "start", "--help").stdout
     for field in RolloutPlan.model_fields:  # the plan file's fields, every one, as the model has them

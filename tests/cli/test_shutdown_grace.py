@@ -10,10 +10,10 @@ from unittest import mock
 
 import pytest
 
+from llmisvc_router import options
 from llmisvc_router.cli import build_parser
-from llmisvc_router.orchestrator_commands import _settings
-from worker.factory import WorkerSizing, build_worker
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError, WorkerSizing
+from worker.factory import build_worker
 from workflows.service_workflow import ATTEMPT_TIMEOUT
 
 
@@ -31,7 +31,7 @@ def test_the_variable_sets_the_grace_and_the_flag_overrides_it() -> None:
 @pytest.mark.parametrize("command", ["worker", "run"])
 def test_the_flag_is_on_the_commands_that_run_a_worker(command: str) -> None:
     args = build_parser().parse_args([command, "--shutdown-grace-seconds", "12"])
-    assert _settings(args).shutdown_grace_seconds == 12
+    assert options.settings(args).shutdown_grace_seconds == 12
 
 
 @pytest.mark.parametrize(

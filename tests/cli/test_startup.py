@@ -13,8 +13,8 @@ import pytest
 from llmisvc_router.cli import main
 from llmisvc_runtime import exit_codes, kube, temporal
 from llmisvc_runtime.errors import StartupError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 from llmisvc_runtime.telemetry import TelemetryError, metrics_runtime
-from worker.settings import OrchestratorSettings, SettingsError
 
 GARBAGE = {
     "yaml-that-does-not-parse": "clusters: [",

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 
+from llmisvc_router import options
 from llmisvc_router.cli import build_parser
-from llmisvc_router.orchestrator_commands import _settings
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 from llmisvc_runtime.version import package_version
 from worker import versioning
-from worker.settings import OrchestratorSettings, SettingsError
 
 VERSION = package_version()
 
@@ -93,11 +93,11 @@ def test_unusable_versioning_settings_are_one_line_naming_the_variable(
 def test_versioning_flags_override_the_environment(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLMISVC_ROUTER_DEPLOYMENT_NAME", "from-env")
     args = build_parser().parse_args([command, "--deployment-name", "from-flag", "--build-id", "b2"])
-    settings = _settings(args)
+    settings = options.settings(args)
     assert (settings.deployment_name, settings.build_id) == ("from-flag", "b2")
 
 
 def test_a_bad_build_id_flag_names_the_flag() -> None:
     args = build_parser().parse_args(["worker", "--build-id", "a b"])
     with pytest.raises(SettingsError, match=r"^--build-id: 'a b' must be"):
-        _settings(args)
+        options.settings(args)

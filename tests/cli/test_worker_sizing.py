@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from activities.kube_api import load_api_client
+from llmisvc_router import options
 from llmisvc_router.cli import build_parser
-from llmisvc_router.orchestrator_commands import _settings
+from llmisvc_runtime.settings import SPARE_CONNECTIONS, OrchestratorSettings, SettingsError, WorkerSizing
 from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
-from worker.factory import WorkerSizing
-from worker.settings import SPARE_CONNECTIONS, OrchestratorSettings, SettingsError
 
 
 def test_defaults_leave_the_pool_room_beyond_the_activity_threads() -> None:
@@ -80,7 +79,7 @@ def test_sizing_flags_override_the_environment(command: str, monkeypatch: pytest
     flags = "--activity-threads 20 --max-cached-workflows 500 --kube-connections 25"
     flags += " --workflow-task-pollers 6 --activity-task-pollers 3"
     args = build_parser().parse_args([command, *flags.split()])
-    settings = _settings(args)
+    settings = options.settings(args)
     assert settings.sizing() == WorkerSizing(20, 500, 6, 3)
     assert settings.kube_connections == 25
 
@@ -89,7 +88,7 @@ def test_a_pool_flag_smaller_than_the_threads_names_the_flag(monkeypatch: pytest
     monkeypatch.delenv("LLMISVC_ROUTER_ACTIVITY_THREADS", raising=False)
     args = build_parser().parse_args(["worker", "--kube-connections", "4"])
     with pytest.raises(SettingsError, match=r"^--kube-connections: 4 connections is fewer than the 16"):
-        _settings(args)
+        options.settings(args)
 
 
 def test_the_kubernetes_client_keeps_as_many_connections_as_configured(tmp_path: Path) -> None:

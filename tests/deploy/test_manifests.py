@@ -18,10 +18,10 @@ import yaml
 
 from llmisvc_devstack.controlplane.identity import CONFIG_READER
 from llmisvc_runtime.probes import DEFAULT_PORT as DEFAULT_PROBE_PORT
+from llmisvc_runtime.settings import DEFAULT_SHUTDOWN_GRACE
 from tests.cluster import Plane
 from tests.deploy.dry_run import dry_run_apply, existing_namespaces, namespaces_of
 from tests.tools import KUBECTL
-from worker.factory import DEFAULT_SHUTDOWN_GRACE
 
 ROOT = Path(__file__).resolve().parents[2]
 KUSTOMIZATIONS = [

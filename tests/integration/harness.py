@@ -38,15 +38,16 @@ from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from llmisvc_core.world.config import Environment
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
+from llmisvc_devstack.proxy import RequestRecord
+from llmisvc_devstack.proxy.requestinfo import WRITE_VERBS
+from llmisvc_runtime.settings import OrchestratorSettings, WorkerSizing
 from llmisvc_runtime.version import user_agent
 from llmisvc_watcher.model import Tuning
 from llmisvc_watcher.runner import run_watcher, stop_cache
 from tests.builders import kube
 from tests.cluster import Cluster
 from tests.integration import world
-from tests.integration.recording_api import RecordingClusterApi
-from worker.factory import WorkerSizing, build_worker
-from worker.settings import OrchestratorSettings
+from worker.factory import build_worker
 from workflows.models import PassSummary, ReconcileSignal, ServiceWorkflowInput, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -74,7 +75,6 @@ class Stack:
     temporal: Client
     task_queue: str
     kube: KubeClusterApi  # the test's own client (the admin)
-    worker_api: RecordingClusterApi
     controller: SimulatedGatewayController | None = None
     workflow_ids: set[str] = field(default_factory=set)
     worker: WorkerSlot | None = None  # the worker, restartable with other settings
@@ -188,6 +188,15 @@ class Stack:
     def worker_writes(self, resource: str | None = None) -> int:
         return self.cluster.counter.writes(resource=resource, user_agent=WORKER_AGENT)
 
+    def worker_stored(self) -> list[RequestRecord]:
+        """The worker's writes the API server took, oldest first, each with its body (the proxy's log): not
+        the dry runs, which store nothing, nor the Events, which tell about the writes."""
+        return [
+            r
+            for r in self.cluster.counter.records(user_agent=WORKER_AGENT, verb=WRITE_VERBS, dry_run=False)
+            if r.code < 300 and r.resource != "events"
+        ]
+
     async def terminate_workflows(self) -> None:
         for wid in sorted(self.workflow_ids):
             handle = self.temporal.get_workflow_handle(wid)
@@ -224,7 +233,7 @@ async def running_stack(
         test_client, worker_client, watcher_client = clients
         kube = KubeClusterApi(test_client)
         await asyncio.to_thread(seed, cluster, kube)
-        worker_api = RecordingClusterApi(KubeClusterApi(worker_client))
+        worker_api = KubeClusterApi(worker_client)
         async with AsyncExitStack() as stack_exit:
             gateway_controller = None
             if controller is not None:
@@ -244,9 +253,7 @@ async def running_stack(
             slot = WorkerSlot(temporal, task_queue, worker_api, cache, executor, cluster.env)
             await slot.start(management)
             stack_exit.push_async_callback(slot.stop)
-            stack = Stack(
-                cluster, temporal, task_queue, kube, worker_api, gateway_controller, cluster_name=cluster_name
-            )
+            stack = Stack(cluster, temporal, task_queue, kube, gateway_controller, cluster_name=cluster_name)
             stack.worker = slot
             stack_exit.push_async_callback(stack.terminate_workflows)
             if watcher:
@@ -300,7 +307,7 @@ class WorkerSlot:
 
     temporal: Client
     task_queue: str
-    api: RecordingClusterApi
+    api: KubeClusterApi
     cache: ClusterCache
     executor: ThreadPoolExecutor
     env: Environment

@@ -20,11 +20,11 @@ from temporalio.service import RPCError, RPCStatusCode
 from llmisvc_cache.cache import ClusterCache
 from llmisvc_core import naming
 from llmisvc_core.models.kube import HTTPROUTE
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_watcher.runner import run_watcher, stop_cache
 from tests.cluster import Cluster, shared_plane, test_cluster
 from tests.integration.harness import TUNING, WATCHER_AGENT, Stack, running_stack, until
 from tests.private_plane import private_cluster
-from worker.settings import OrchestratorSettings
 from workflows import search_attributes
 from workflows.models import WORKFLOW_NAME, ServiceWorkflowInput, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow

@@ -67,10 +67,11 @@ async def test_a_first_pass_is_two_markers_two_activities_and_a_timer(temporal, 
         writes = stack.cluster.counter.records(user_agent="llmisvc-router/", verb={"create", "update"})
 
     # KServe #5918: fetch_gateways asks the API server about the merged spec, once (a dry-run create,
-    # in the same marker); the verdict is kept in the workflow's state for the passes after.
-    assert [(r.verb, r.resource) for r in writes if r.resource == "llminferenceservices"] == [
-        ("create", "llminferenceservices"),
-        ("update", "llminferenceservices"),
+    # in the same marker, logged by the proxy but not counted: it stores nothing); the verdict is kept in
+    # the workflow's state for the passes after.
+    assert [(r.verb, r.resource, r.dry_run) for r in writes if r.resource == "llminferenceservices"] == [
+        ("create", "llminferenceservices", True),
+        ("update", "llminferenceservices", False),
     ]
     assert state.rendered is not None and state.rendered.final
     tasks = {E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, E.EVENT_TYPE_WORKFLOW_TASK_STARTED}

@@ -35,6 +35,7 @@ from activities.router_activities import RouterActivities
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core import naming
 from llmisvc_core.models.kube import HTTPROUTE
+from llmisvc_runtime.settings import OrchestratorSettings, WorkerSizing
 from llmisvc_watcher.runner import stop_cache
 from tests.cluster import Cluster
 from tests.integration.conftest import TEMPORAL
@@ -47,10 +48,8 @@ from tests.integration.harness import (
     seed,
     until,
 )
-from tests.integration.recording_api import RecordingClusterApi
 from worker import versioning
-from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
-from worker.settings import OrchestratorSettings
+from worker.factory import DATA_CONVERTER, build_worker
 from workflows.models import PassSummary, ReconcileSignal, WorkflowState
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -172,7 +171,7 @@ async def versioned_worker(
         executor = stack.enter_context(ThreadPoolExecutor(max_workers=4, thread_name_prefix=f"act-{build}"))
         cache = start_worker_cache(api_client, [cluster.namespace], cluster.env, TUNING)
         stack.push_async_callback(stop_cache, cache)
-        activities = RouterActivities(RecordingClusterApi(KubeClusterApi(api_client)), cache, cluster.env)
+        activities = RouterActivities(KubeClusterApi(api_client), cache, cluster.env)
         worker = build_worker(
             temporal,
             task_queue,
@@ -227,7 +226,7 @@ async def test_switching_the_current_version_moves_every_service_to_the_new_buil
     with cluster.api_client(TEST_AGENT) as test_api:
         kube = KubeClusterApi(test_api)
         seed(cluster, kube)
-        stack = Stack(cluster, temporal, task_queue, kube, RecordingClusterApi(kube))
+        stack = Stack(cluster, temporal, task_queue, kube)
         try:
             async with AsyncExitStack() as b_workers, AsyncExitStack() as a_workers:
                 await a_workers.enter_async_context(

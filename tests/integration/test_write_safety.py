@@ -78,7 +78,7 @@ async def test_no_write_for_a_replaced_service_lands_and_the_new_one_converges(t
         await until(lambda: fired(rule, 1), "the first create of the route")
         # The route's create is being retried: delete the service, and only once the retries of the old
         # pass are over (its run ends: the service is gone) create it again under the same name.
-        writes_before = len(stack.worker_api.recorded())
+        writes_before = len(stack.worker_stored())
         await stack.delete(LLMISVC, NAME)
         await until(lambda: _all_gone(stack, SCHEDULER_OBJECTS), "the garbage collector to remove them")
         await until(lambda: _old_pass_over(stack), "the old service's pass to end", timeout=30)
@@ -91,10 +91,14 @@ async def test_no_write_for_a_replaced_service_lands_and_the_new_one_converges(t
         await until(routed, "the new service's route", timeout=30)
         await until(lambda: _has_status(stack), "the new service's status")
 
-        since = stack.worker_api.recorded()[writes_before:]
-        late = [w for w in since if old_uid in owner_uids(w.body or {})]
-        late += [w for w in since if w.type == LLMISVC and uid_of(w.body or {"metadata": {}}) == old_uid]
-        assert late == [], [f"{w.verb} {w.type.kind} {w.name}" for w in late]
+        since = [(w, w.document()) for w in stack.worker_stored()[writes_before:] if w.verb != "delete"]
+        late = [
+            w
+            for w, body in since
+            if "metadata" in body
+            and (old_uid in owner_uids(body) or (w.resource == LLMISVC.plural and uid_of(body) == old_uid))
+        ]
+        assert late == [], [f"{w.verb} {w.resource} {w.name}" for w in late]
         for type_, name in [(HTTPROUTE, ROUTE), *SCHEDULER_OBJECTS]:
             found = await stack.get(type_, name)
             assert found is not None and owner_uids(found) == {new_uid}, (type_.kind, found)

@@ -22,13 +22,13 @@ from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_runtime import telemetry
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_watcher.model import Tuning
 from llmisvc_watcher.runner import run_watcher, stop_cache
 from tests.cluster import Cluster
 from tests.integration import world
 from tests.integration.harness import TEST_AGENT, WATCHER_AGENT, WORKER_AGENT, assert_nothing_forbidden, seed
 from worker.process import run_worker
-from worker.settings import OrchestratorSettings
 from workflows.models import WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 

@@ -22,6 +22,7 @@ import pytest_asyncio
 from temporalio.client import Client
 
 from llmisvc_runtime import telemetry
+from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_runtime.temporal import connect_temporal
 from llmisvc_watcher.service_gauge import STATES, router_ready
 from tests.cluster import Cluster, Plane
@@ -30,7 +31,6 @@ from tests.deploy.chart import alert_rules
 from tests.observability import dashboard
 from tests.observability.failing_task import FAILED_TASKS, failing_workflow_task
 from tests.observability.harness import running_orchestrator, until
-from worker.settings import OrchestratorSettings
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "llmisvc-router.json"
 #: Some of what the Temporal SDK reports once a worker has run a workflow task and activities.

@@ -33,7 +33,7 @@ PROCESS = f"""
 import sys
 from opentelemetry import trace
 from llmisvc_runtime import telemetry
-from worker.settings import OrchestratorSettings
+from llmisvc_runtime.settings import OrchestratorSettings
 
 settings = OrchestratorSettings.from_env()
 telemetry.start(settings)

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from llmisvc_runtime import telemetry
-from worker.settings import OrchestratorSettings, SettingsError
+from llmisvc_runtime.settings import OrchestratorSettings, SettingsError
 
 ENDPOINT = "http://collector:4318"
 

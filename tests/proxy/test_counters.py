@@ -82,3 +82,25 @@ def test_the_log_keeps_the_most_recent_requests_the_counts_all() -> None:
     assert [r.name for r in counter.records()] == ["p2", "p3", "p4"]
     assert counter.count(verb="get") == 5
     assert [r["name"] for r in counter.recent(2)] == ["p3", "p4"]
+
+
+def test_each_write_is_logged_with_the_body_sent_and_a_read_without_one(
+    client: Client, proxy: ApiProxy
+) -> None:
+    client.request("POST", CONFIGMAPS, body=configmap("a", key="value"))
+    client.request("PATCH", f"{CONFIGMAPS}/a", body={"data": {"key": "other"}})
+    client.get(f"{CONFIGMAPS}/a")
+    created, patched, read = proxy.counter.records()
+    assert created.document() == configmap("a", key="value") and created.version == "v1"
+    assert patched.document() == {"data": {"key": "other"}}
+    assert (read.body, read.document()) == (b"", None)
+    assert all("body" not in r for r in proxy.counter.recent())  # the control endpoint's log: no bodies
+
+
+def test_a_dry_run_write_is_logged_as_one_and_not_counted(client: Client, proxy: ApiProxy) -> None:
+    client.request("POST", f"{CONFIGMAPS}?dryRun=All", body=configmap("checked"))
+    client.request("POST", CONFIGMAPS, body=configmap("stored"))
+    assert [(r.name, r.dry_run) for r in proxy.counter.records()] == [("checked", True), ("stored", False)]
+    assert proxy.counter.writes() == proxy.counter.count(verb="create") == 1
+    assert [r.name for r in proxy.counter.records(dry_run=False)] == ["stored"]
+    assert [r["dry_run"] for r in proxy.counter.recent()] == [True, False]

@@ -28,6 +28,7 @@ from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.router_activities import RouterActivities
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_runtime.settings import WorkerSizing
 from llmisvc_watcher.runner import stop_cache
 from tests.cluster import Cluster
 from tests.integration import world
@@ -40,7 +41,7 @@ from tests.integration.harness import (
     until,
 )
 from tests.tools import TEMPORAL
-from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
+from worker.factory import DATA_CONVERTER, build_worker
 from workflows import search_attributes
 from workflows.models import ReconcileSignal, workflow_id
 from workflows.starting import WorkflowStarter

@@ -22,10 +22,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.management import Management
 from activities.router_activities import RouterActivities
+from llmisvc_runtime.settings import WorkerSizing
 from tests.history import ActivityRun
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
-from worker.factory import DATA_CONVERTER, WorkerSizing, build_worker
+from worker.factory import DATA_CONVERTER, build_worker
 from workflows.models import ServiceWorkflowInput, ServiceWorkflowResult, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 

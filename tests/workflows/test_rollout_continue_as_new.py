@@ -18,10 +18,11 @@ from activities.rollout_models import RolloutMembers
 from activities.router_activities import RouterActivities
 from llmisvc_core.rollout.plan import parse_plan
 from llmisvc_core.rollout.weights import Weights
+from llmisvc_runtime.settings import WorkerSizing
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
 from tests.workflows.test_rollout_workflow import GROUP, member, weights_of
-from worker.factory import WorkerSizing, build_worker
+from worker.factory import build_worker
 from workflows.rollout_models import RolloutInput, RolloutPhase, RolloutStatus, rollout_workflow_id
 from workflows.rollout_workflow import RolloutWorkflow
 

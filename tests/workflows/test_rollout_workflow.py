@@ -29,11 +29,12 @@ from activities.router_activities import RouterActivities
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.rollout.plan import parse_plan
 from llmisvc_core.rollout.weights import Weights
+from llmisvc_runtime.settings import WorkerSizing
 from tests import builders as b
 from tests import prometheus
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
-from worker.factory import WorkerSizing, build_worker
+from worker.factory import build_worker
 from workflows.rollout_models import (
     ControlRequest,
     RolloutInput,

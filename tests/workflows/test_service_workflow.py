@@ -20,10 +20,11 @@ from temporalio.common import WorkflowIDConflictPolicy
 
 from activities.router_activities import RouterActivities
 from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, SERVICE
+from llmisvc_runtime.settings import WorkerSizing
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster, annotations_of
-from worker.factory import WorkerSizing, build_worker
+from worker.factory import build_worker
 from workflows.models import ReconcileSignal, ServiceWorkflowInput, workflow_id
 from workflows.service_workflow import RECHECK_FIRST, LLMInferenceServiceWorkflow
 

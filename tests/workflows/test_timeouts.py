@@ -20,6 +20,7 @@ from urllib3.util import Retry
 
 from activities import attempts, cluster_api, heartbeats, kube_api, router_activities
 from activities.router_activities import RouterActivities
+from llmisvc_runtime.settings import WorkerSizing
 from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
@@ -140,7 +141,7 @@ def test_the_production_worker_carries_the_heartbeat_scheduler(client: Client) -
             "heartbeat-scheduler",
             RouterActivities(cluster, cluster, world.ENV),
             executor,
-            factory.WorkerSizing(activity_threads=1),
+            WorkerSizing(activity_threads=1),
         )
     interceptors = built.config()["interceptors"]
     assert [type(i) for i in interceptors] == [heartbeats.HeartbeatScheduler]

@@ -2,12 +2,16 @@
 
 Tests and benchmarks read them to assert "no hot loop" or "0 writes on a no-op pass". A bounded log
 of recent requests (with the User-Agent, so a test can tell the product's requests from its own)
-backs the detailed queries. The code is the one finally answered to the client: an injected fault's,
-else the upstream's. Control-endpoint requests are not counted.
+backs the detailed queries; each write in it keeps the body sent, so a test can compare what a pass
+wrote with what ``plan`` printed (the control endpoint's log leaves the bodies out). The code is the one
+finally answered to the client: an injected fault's, else the upstream's. Control-endpoint requests are
+not counted, nor ``dryRun=All`` writes, which store nothing: those are in the log only, marked
+``dry_run``.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter, deque
 from dataclasses import asdict, dataclass
@@ -29,6 +33,13 @@ class RequestRecord:
     path: str
     user_agent: str
     time: float
+    version: str = ""
+    dry_run: bool = False  # ``dryRun=All``: the API server checked the write and stored nothing
+    body: bytes = b""  # a write's body as sent (reads: none)
+
+    def document(self) -> Any:
+        """The body as JSON (every write the product sends is JSON: an object, a patch, DeleteOptions)."""
+        return json.loads(self.body) if self.body else None
 
     def matches(self, **filters: Any) -> bool:
         """``user_agent`` matches as a prefix, a collection as "one of", anything else by equality."""
@@ -68,7 +79,8 @@ class RequestCounter:
     def record(self, record: RequestRecord) -> None:
         key = (record.verb, record.group, record.resource, record.subresource, record.code, record.user_agent)
         with self._lock:
-            self._counts[key] += 1
+            if not record.dry_run:
+                self._counts[key] += 1
             self._recent.append(record)
 
     def count(
@@ -81,7 +93,7 @@ class RequestCounter:
         user_agent: str | None = None,
         exclude_user_agent: str | None = None,
     ) -> int:
-        """Requests since the last reset matching every filter given (None: any).
+        """Requests since the last reset matching every filter given (None: any), dry runs left out.
 
         ``user_agent`` / ``exclude_user_agent`` are prefixes: e.g. leave out a test's own requests
         with ``exclude_user_agent="integration-test"``.
@@ -98,7 +110,8 @@ class RequestCounter:
         user_agent: str | None = None,
         exclude_user_agent: str | None = None,
     ) -> int:
-        """Create, update, patch, delete and deletecollection requests (any response code)."""
+        """Create, update, patch, delete and deletecollection requests (any response code) that could store
+        something: not dry runs."""
         return sum(
             self.count(
                 verb=v,
@@ -111,7 +124,8 @@ class RequestCounter:
         )
 
     def records(self, **filters: Any) -> list[RequestRecord]:
-        """Recent requests matching ``filters``: fields of :class:`RequestRecord`, ``user_agent`` a prefix."""
+        """Recent requests matching ``filters``: fields of :class:`RequestRecord`, ``user_agent`` a prefix;
+        dry runs included (``dry_run=False`` leaves them out)."""
         with self._lock:
             recent = list(self._recent)
         return [r for r in recent if r.matches(**filters)]
@@ -125,7 +139,7 @@ class RequestCounter:
     def recent(self, limit: int = 1000) -> list[dict[str, Any]]:
         with self._lock:
             recent = list(self._recent)[-limit:]
-        return [asdict(r) for r in recent]
+        return [{k: v for k, v in asdict(r).items() if k != "body"} for r in recent]
 
     def reset(self) -> None:
         with self._lock:

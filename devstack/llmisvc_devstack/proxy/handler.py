@@ -130,8 +130,10 @@ class ProxyHandler(socketserver.StreamRequestHandler):
         body = Body(self.reader, None if chunked else content_length(head) or 0, chunked).read_all()
         raw_path, _, query = target.partition("?")
         path = unquote(raw_path)
-        watch = "watch" in query and requestinfo.is_watch_query(parse_qs(query).get("watch", [""])[-1])
-        return Request(method, target, head, body, requestinfo.parse(method, path, watch))
+        params = parse_qs(query) if query else {}
+        watch = requestinfo.is_watch_query(params.get("watch", [""])[-1])
+        info = requestinfo.parse(method, path, watch, dry_run=params.get("dryRun") == ["All"])
+        return Request(method, target, head, body, info)
 
     def _forwarded(self, head: Head) -> list[tuple[str, str]]:
         named = head.tokens("connection") - {"close", "keep-alive"}  # fields named hop-by-hop
@@ -198,6 +200,9 @@ class ProxyHandler(socketserver.StreamRequestHandler):
                 path=info.path,
                 user_agent=request.agent,
                 time=time.time(),
+                version=info.version,
+                dry_run=info.dry_run,
+                body=request.body if info.is_write else b"",
             )
         )
 

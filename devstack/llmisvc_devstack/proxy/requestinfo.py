@@ -27,6 +27,7 @@ class RequestInfo:
     subresource: str = ""
     namespace: str | None = None
     name: str = ""
+    dry_run: bool = False  # ``?dryRun=All``: checked by the API server, stored nowhere
 
     @property
     def is_write(self) -> bool:
@@ -52,8 +53,9 @@ def _verb(method: str, name: str, watch: bool) -> str:
     return method.lower()
 
 
-def parse(method: str, path: str, watch: bool) -> RequestInfo:
-    """``path`` is the URL's unquoted path (no query); ``watch`` what its ``watch`` parameter says."""
+def parse(method: str, path: str, watch: bool, *, dry_run: bool = False) -> RequestInfo:
+    """``path`` is the URL's unquoted path (no query); ``watch`` and ``dry_run`` what its ``watch`` and
+    ``dryRun`` parameters say."""
     parts = [p for p in path.split("/") if p]
     if len(parts) >= 2 and parts[0] == "api":
         group, version, rest = "", parts[1], parts[2:]
@@ -88,4 +90,5 @@ def parse(method: str, path: str, watch: bool) -> RequestInfo:
         subresource=subresource,
         namespace=namespace,
         name=name,
+        dry_run=dry_run,
     )

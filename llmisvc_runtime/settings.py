@@ -1,4 +1,5 @@
-"""Settings of the worker and the watcher, from the environment.
+"""Settings of every process (the worker, the watcher, the command line), from the environment and the
+flags (``llmisvc_router.options``).
 
 The Temporal connection (``llmisvc_runtime.temporal``) comes from Temporal's standard environment
 configuration (``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_API_KEY``, ``TEMPORAL_TLS_*``,
@@ -16,10 +17,13 @@ Probes (``llmisvc_runtime.probes``): ``LLMISVC_ROUTER_PROBE_PORT`` serves ``/hea
 (default 8081; 0: off); ``LLMISVC_ROUTER_READINESS_GRACE_SECONDS`` (default 30) is how long a watch may fail
 or Temporal be unreachable before ``/readyz`` answers 503.
 
-Worker Versioning (``worker.versioning``): ``LLMISVC_ROUTER_DEPLOYMENT_NAME`` (off when unset),
-``LLMISVC_ROUTER_BUILD_ID``, ``LLMISVC_ROUTER_IMAGE_TAG``.
+Worker Versioning (``worker.versioning`` builds the SDK's options from them): off unless a deployment name is
+set. ``LLMISVC_ROUTER_DEPLOYMENT_NAME`` names the deployment (else ``TEMPORAL_DEPLOYMENT_NAME``, which
+temporal-worker-controller sets in the pods it creates); ``LLMISVC_ROUTER_BUILD_ID`` is the build ID (else the
+controller's ``TEMPORAL_WORKER_BUILD_ID``, else the package version followed by ``LLMISVC_ROUTER_IMAGE_TAG``
+when that is given and differs from it).
 
-Sizing of the worker (:class:`~worker.factory.WorkerSizing`) and of the Kubernetes client's connection
+Sizing of the worker (:class:`WorkerSizing`) and of the Kubernetes client's connection
 pool: ``LLMISVC_ROUTER_ACTIVITY_THREADS``, ``LLMISVC_ROUTER_MAX_CACHED_WORKFLOWS``,
 ``LLMISVC_ROUTER_WORKFLOW_TASK_POLLERS``, ``LLMISVC_ROUTER_ACTIVITY_TASK_POLLERS`` and
 ``LLMISVC_ROUTER_KUBE_CONNECTIONS`` (at least the activity threads; by default the threads plus room
@@ -41,10 +45,13 @@ terminationGracePeriodSeconds).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, field_validator, model_validator
 
 from activities.management import Management
 from llmisvc_core.gocompat import label_selector
@@ -53,10 +60,80 @@ from llmisvc_runtime.errors import StartupError
 from llmisvc_runtime.probes import DEFAULT_PORT
 from llmisvc_runtime.telemetry import OtlpProtocol
 from llmisvc_runtime.version import package_version
-from worker.factory import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
-from worker.versioning import BuildId, DeploymentName, default_build_id
-from worker.versioning import from_env as versioning_from_env
 from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE, check_cluster_name
+
+#: How long a stopping worker lets its running activities finish before cancelling them (the SDK's default
+#: is none: cancelled at once, a write cut off mid-flight and retried by another worker). An activity
+#: attempt is bounded by 30 s (``workflows.service_workflow.ATTEMPT_TIMEOUT``), so by default every
+#: running attempt can end; the pods' terminationGracePeriodSeconds (60 in ``deploy/``) must exceed it.
+DEFAULT_SHUTDOWN_GRACE = timedelta(seconds=30)
+
+
+@dataclass(frozen=True)
+class WorkerSizing:
+    """How much work one worker takes on at once (``worker.factory.build_worker``).
+
+    ``activity_threads`` is both the executor's size and the activity slots: a slot without a thread would
+    let a started activity wait for a thread while its timeout runs."""
+
+    activity_threads: int = 16
+    max_cached_workflows: int = 1000  # sticky cache: a cached workflow's next task needs no replay
+    workflow_task_pollers: int = 5
+    activity_task_pollers: int = 5
+
+
+#: Temporal's ``limit.workerBuildIdSize``; the deployment name shares the bound.
+MAX_LENGTH = 255
+#: The build-ID alphabet of temporal-worker-controller's ``unsafeCustomBuildID`` (a subset of Temporal's),
+#: so that an ID chosen here can also be handed to the controller.
+_BUILD_ID = re.compile(r"^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$")
+_UNVERSIONED = "__unversioned__"  # Temporal's reserved name for "no version"
+
+
+def default_build_id(version: str, image_tag: str | None) -> str:
+    """``<version>`` or ``<version>-<image tag>``; characters outside the build-ID alphabet become ``-``."""
+    if not image_tag or image_tag == version:
+        return version
+    return f"{version}-{re.sub(r'[^a-zA-Z0-9._-]', '-', image_tag)}".strip("-._")
+
+
+def versioning_from_env(values: Mapping[str, str]) -> dict[str, str | None]:
+    """The raw deployment name and build ID the environment asks for (validated by the settings)."""
+    tag = values.get("LLMISVC_ROUTER_IMAGE_TAG") or None
+    return {
+        "deployment_name": values.get("LLMISVC_ROUTER_DEPLOYMENT_NAME")
+        or values.get("TEMPORAL_DEPLOYMENT_NAME")
+        or None,
+        "build_id": values.get("LLMISVC_ROUTER_BUILD_ID")
+        or values.get("TEMPORAL_WORKER_BUILD_ID")
+        or default_build_id(package_version(), tag),
+    }
+
+
+def check_deployment_name(name: str | None) -> str | None:
+    if name is None:
+        return None
+    if not name.strip() or len(name) > MAX_LENGTH:
+        raise ValueError(f"{name!r} must be 1 to {MAX_LENGTH} characters")
+    if "." in name:
+        # Temporal writes a version as "<deployment>.<build ID>" and splits it at the first dot.
+        raise ValueError(f"{name!r} must not contain '.' (Temporal separates it from the build ID with one)")
+    return name
+
+
+def check_build_id(build_id: str) -> str:
+    if build_id == _UNVERSIONED:
+        raise ValueError(f"{build_id!r} is Temporal's name for unversioned workers")
+    if len(build_id) > MAX_LENGTH or not _BUILD_ID.match(build_id):
+        raise ValueError(
+            f"{build_id!r} must be 1 to {MAX_LENGTH} letters, digits, '.', '_' or '-', "
+            "starting and ending with a letter or digit"
+        )
+    return build_id
+
+
+DeploymentName = Annotated[str | None, AfterValidator(check_deployment_name)]
+BuildId = Annotated[str, AfterValidator(check_build_id)]
 
 #: Connections kept beyond the activity threads: one per watch stream of ``llmisvc-router run`` (about
 #: nine for all namespaces) and a few for the watcher's relists.
@@ -76,7 +153,7 @@ class OrchestratorSettings(BaseModel):
     # workflow ids and LlmisvcCluster (workflows.models.workflow_id).
     cluster: str = ""
     resync_seconds: int = DEFAULT_RESYNC_SECONDS
-    # Worker Versioning (worker.versioning): a version of this Worker Deployment; None: unversioned.
+    # Worker Versioning: a version of this Worker Deployment; None: unversioned.
     deployment_name: DeploymentName = None
     build_id: BuildId = Field(default_factory=lambda: default_build_id(package_version(), None))
     kubeconfig: str | None = None
@@ -220,7 +297,7 @@ _ENV_NAMES = {
 }
 
 
-# Worker Versioning (worker.versioning): its variables and flags, named in errors like the others.
+# Worker Versioning: its variables and flags, named in errors like the others.
 _FLAG_NAMES.update(deployment_name="--deployment-name", build_id="--build-id")
 _ENV_NAMES.update(
     deployment_name="LLMISVC_ROUTER_DEPLOYMENT_NAME (or TEMPORAL_DEPLOYMENT_NAME)",
