@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(differences) > SHOWN:
         print(f"  ... and {len(differences) - SHOWN} more (every one in --json)")
     if args.json:
-        figures: Figures = {
+        report: dict[str, Any] = {
             "services": len(bodies),
             "mix": args.mix,
             "kserve": kserve,
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             "compared": sorted(both),
             "differences": differences,
         }
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0 if kserve["ready"] == router["ready"] == len(bodies) and not differences else 1
 
 
