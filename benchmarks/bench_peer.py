@@ -92,10 +92,11 @@ def converge(fleet: Fleet, bodies: list[Wire], pids: list[int], timeout: float) 
     started = time.monotonic()
     fleet.create_all(names, bodies)
     seen = fleet.watch_ready(names, started, timeout)
-    fleet.wait_quiet()
+    settled = fleet.wait_settled(names, started, timeout) if len(seen) == len(names) else float("nan")
     reads, writes = fleet.product_requests()
     figures: Figures = {
         "seconds_all_ready": max(seen.values()) if len(seen) == len(names) else float("nan"),
+        "seconds_settled": settled,
         "ready": float(len(seen)),
         "api_reads": float(reads),
         "api_writes": float(writes),

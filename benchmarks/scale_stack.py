@@ -201,6 +201,16 @@ class Fleet:
             if now != last:
                 last, since = now, time.monotonic()
 
+    def wait_settled(self, names: list[str], started: float, timeout: float) -> float:
+        """Seconds after ``started`` until the product is quiet with every service RouterReady at once
+        (a service seen Ready once may be rewritten after: what is compared must be the end state), or
+        NaN after ``timeout``."""
+        while time.monotonic() - started < timeout:
+            self.wait_quiet()
+            if self.ready() >= set(names):
+                return time.monotonic() - started
+        return float("nan")
+
     def route_has(self, name: str, text: str) -> bool:
         route = self.kube.get(HTTPROUTE, self.namespace, naming.route_name(name)) or {}
         return text in str(route.get("spec"))
