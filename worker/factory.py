@@ -50,7 +50,7 @@ def workflow_runner() -> SandboxedWorkflowRunner:
 STICKY_QUEUE_TIMEOUT = timedelta(seconds=3)
 #: How long a stopping worker lets its running activities finish before cancelling them (the SDK's default
 #: is none: cancelled at once, a write cut off mid-flight and retried by another worker). An activity
-#: attempt is bounded by 30 s (``workflows.service_workflow.ATTEMPT_TIMEOUT``), so by default every
+#: attempt is bounded by 30 s (``workflows.activity_options.ATTEMPT_TIMEOUT``), so by default every
 #: running attempt can end; the pods' terminationGracePeriodSeconds (60 in ``deploy/``) must exceed it.
 DEFAULT_SHUTDOWN_GRACE = timedelta(seconds=30)
 
