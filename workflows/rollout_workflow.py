@@ -64,7 +64,7 @@ def _cause(err: ActivityError) -> str:
     return cause.message if isinstance(cause, ApplicationError) else str(cause or err)
 
 
-@workflow.defn(name=ROLLOUT_WORKFLOW_NAME, sandboxed=False)  # as the service workflow: a pure core
+@workflow.defn(name=ROLLOUT_WORKFLOW_NAME)
 class RolloutWorkflow:
     @workflow.init
     def __init__(self, request: RolloutInput) -> None:

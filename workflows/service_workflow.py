@@ -59,7 +59,7 @@ RECHECK_CAP = timedelta(minutes=5)
 MAX_RESTARTS = 6  # a pass whose writes keep losing races is re-planned this often, then re-checked later
 
 
-@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
+@workflow.defn(name=WORKFLOW_NAME)
 class LLMInferenceServiceWorkflow:
     @workflow.init
     def __init__(self, request: ServiceWorkflowInput) -> None:
