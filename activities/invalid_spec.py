@@ -13,7 +13,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from llmisvc_core.world import conditions
-from llmisvc_core.world.status_merge import conditions_of, merge_status, type_of
+from llmisvc_core.world.status_merge import (
+    OWNED_CONDITIONS,
+    OWNED_FIELDS,
+    conditions_of,
+    merge_status,
+    type_of,
+)
 
 INVALID_SPEC = "InvalidSpec"
 
@@ -57,6 +63,17 @@ def invalid_spec_status(
     if isinstance(generation, int) and not isinstance(generation, bool):
         planned_status["observedGeneration"] = generation
     return merge_status(stored, planned_status)
+
+
+def router_part(stored: dict[str, Any], merged: dict[str, Any]) -> dict[str, Any]:
+    """What of ``merged`` (:func:`invalid_spec_status`) the status writer merges into the stored status
+    (``merge_status``): the router's conditions and ``observedGeneration``, and the routing fields as
+    they are stored (this pass found no new ones). Other controllers' fields stay out of the history."""
+    owned = [c for c in conditions_of(merged) if type_of(c) in OWNED_CONDITIONS]
+    part = {k: stored[k] for k in OWNED_FIELDS if k in stored} | {"conditions": owned}
+    if "observedGeneration" in merged:
+        part["observedGeneration"] = merged["observedGeneration"]
+    return part
 
 
 def parse_time(now: str) -> datetime:

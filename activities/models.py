@@ -96,7 +96,8 @@ class InvalidSpec(BaseModel):
     kind: Literal["invalid-spec"] = "invalid-spec"
     uid: str | None = None
     message: str  # ``InvalidLLMInferenceService: LLMInferenceService ns/name: field …``
-    #: The status to write, or None when the stored one already says it (and in shadow mode).
+    #: The router's part of the status to write (``activities.invalid_spec.router_part``), or None when
+    #: the stored one already says it (and in shadow mode).
     status: dict[str, Any] | None = None
     live_reads: int = 0
 

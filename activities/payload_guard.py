@@ -97,23 +97,23 @@ def problem(model: BaseModel) -> str | None:
     return None
 
 
-def fit_plan(decision: Planned, raw: dict[str, Any], now: str) -> Planned:
-    """``decision`` if it fits in a payload; else a plan without writes whose status says why."""
-    if decision.message is not None:  # it travels on, in the workflow's state
-        decision = decision.model_copy(update={"message": clip(decision.message)})
-    why = problem(decision)
+def fit_plan(planned: Planned, raw: dict[str, Any], now: str) -> Planned:
+    """``planned`` if it fits in a payload; else a plan without writes whose status says why."""
+    if planned.message is not None:  # it travels on, in the workflow's state
+        planned = planned.model_copy(update={"message": clip(planned.message)})
+    why = problem(planned)
     if why is None:
-        return decision
-    meta, levels = raw.get("metadata") or {}, depth(decision)
-    size = f"{encoded_size(decision)} bytes" if levels <= DEPTH_BOUND else "too deep to encode"
+        return planned
+    meta, levels = raw.get("metadata") or {}, depth(planned)
+    size = f"{encoded_size(planned)} bytes" if levels <= DEPTH_BOUND else "too deep to encode"
     log.warning(
         "LLMInferenceService %s/%s: a plan of %s, nested %d levels, is not carried out",
         meta.get("namespace"), meta.get("name"), size, levels,
     )  # fmt: skip
-    return _refused(decision, raw, now, f"the plan of a pass would be {why}")
+    return _refused(planned, raw, now, f"the plan of a pass would be {why}")
 
 
-def _refused(decision: Planned, raw: dict[str, Any], now: str, why: str) -> Planned:
+def _refused(planned: Planned, raw: dict[str, Any], now: str, why: str) -> Planned:
     meta = raw.get("metadata") or {}
     message = clip(
         f"LLMInferenceService {meta.get('namespace')}/{meta.get('name')} is too large to handle: {why}; "
@@ -124,14 +124,12 @@ def _refused(decision: Planned, raw: dict[str, Any], now: str, why: str) -> Plan
     merged = invalid_spec.invalid_spec_status(
         stored, message, invalid_spec.parse_time(now), TOO_LARGE, generation
     )
-    owned = [c for c in merged.get("conditions") or [] if c.get("type") in status_merge.OWNED_CONDITIONS]
     # The routing fields stay as they are: this pass found no new ones; the generation is answered.
-    status = {k: stored[k] for k in status_merge.OWNED_FIELDS if k in stored} | {"conditions": owned}
-    if "observedGeneration" in merged:
-        status["observedGeneration"] = merged["observedGeneration"]
+    status = invalid_spec.router_part(stored, merged)
+    owned = status["conditions"]
     fitted = Planned(
-        uid=decision.uid,
-        generation=decision.generation,
+        uid=planned.uid,
+        generation=planned.generation,
         outcome=Outcome.FAILED,
         message=message,
         status=status if status_merge.merge_status(stored, status) != stored else None,
@@ -140,9 +138,9 @@ def _refused(decision: Planned, raw: dict[str, Any], now: str, why: str) -> Plan
             for c in owned
         },
         url=clip(str(stored["url"])) if stored.get("url") else None,
-        reads=decision.reads,
-        reads_left_out=decision.reads_left_out,
-        live_reads=decision.live_reads,
+        reads=planned.reads,
+        reads_left_out=planned.reads_left_out,
+        live_reads=planned.live_reads,
     )
     if fitted.status is not None and problem(fitted) is not None:
         # The stored routing fields are what is too large (written before the bound existed): the

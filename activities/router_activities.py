@@ -169,13 +169,14 @@ class RouterActivities:
         """A spec the router cannot read: the status that says so (none in shadow mode, which tells
         nobody), stamped with the workflow's time."""
         stored, meta = raw.get("status") or {}, raw.get("metadata") or {}
-        status = invalid_spec.invalid_spec_status(
+        merged = invalid_spec.invalid_spec_status(
             stored, problem, invalid_spec.parse_time(request.now), generation=meta.get("generation")
         )
+        status = invalid_spec.router_part(stored, merged)
         return InvalidSpec(
             uid=meta.get("uid"),
             message=payload_guard.clip(f"{INVALID_OBJECT}: LLMInferenceService {request.key}: {problem}"),
-            status=None if self.management.shadow or status == stored else status,
+            status=None if self.management.shadow or merge_status(stored, status) == stored else status,
             live_reads=live_reads,
         )
 

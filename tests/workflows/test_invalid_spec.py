@@ -21,6 +21,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 PROBLEM = "field spec.model.lora.adapters: Input should be a valid list"
 LATER = timedelta(hours=5)
+#: The status fields a pass that routes writes: one that cannot read the spec keeps them as they are.
+ROUTING = ("url", "address", "addresses", "router")
 
 
 def unreadable(cluster: FakeCluster) -> None:
@@ -48,6 +50,7 @@ async def test_an_unreadable_spec_gets_its_status_from_the_status_writer_stamped
         await svc.passes(1)
         await env.sleep(LATER)  # the workflow's clock moves ahead of the wall clock
         written_before, told_before, wall = len(cluster.writes), len(cluster.events), datetime.now(UTC)
+        routed = (cluster.read(LLMISVC, world.NAMESPACE, world.NAME) or {})["status"]
         unreadable(cluster)
         await pass_after(svc, 2, "spec changed")
         state = await svc.state()
@@ -63,6 +66,8 @@ async def test_an_unreadable_spec_gets_its_status_from_the_status_writer_stamped
             "InvalidSpec",
             PROBLEM,
         )
+    kept = (cluster.read(LLMISVC, world.NAMESPACE, world.NAME) or {})["status"]
+    assert routed.get("url") and {k: kept.get(k) for k in ROUTING} == {k: routed.get(k) for k in ROUTING}
     stamped = datetime.strptime(found["RouterReady"]["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
     assert stamped.replace(tzinfo=UTC) >= wall + LATER - timedelta(minutes=1), "stamped with the wall clock"
     told = cluster.events[told_before:]
