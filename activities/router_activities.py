@@ -99,6 +99,18 @@ def _service(raw: dict[str, object], key: ServiceKey) -> LLMInferenceService:
     )
 
 
+def _status_body(raw: Wire, status: dict[str, Any]) -> Wire:
+    """A status update of ``raw``: its kind, identity and resourceVersion, and ``status``."""
+    meta = raw.get("metadata") or {}
+    identity = {k: meta[k] for k in ("namespace", "name", "uid", "resourceVersion") if k in meta}
+    return {
+        "apiVersion": raw.get("apiVersion"),
+        "kind": raw.get("kind"),
+        "metadata": identity,
+        "status": status,
+    }
+
+
 def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:
     return {
         str(c.get("type", "")): ConditionState(
@@ -278,14 +290,18 @@ class RouterActivities:
     def _write_status(self, raw: Wire, planned: dict[str, Any]) -> bool:
         """Merge the router's part into the stored status and write it if it changed. A conflict (someone
         wrote the service since it was read) is answered as client-go's RetryOnConflict does: read the
-        latest object, merge again, write again; only a conflict that keeps coming is left to Temporal."""
+        latest object, merge again, write again; only a conflict that keeps coming is left to Temporal.
+
+        The body is the status and the object's identity, guarded by its uid and resourceVersion, never the
+        spec: the API server keeps everything but the status of a status update, and a spec the router
+        cannot read may be nested too deep to serialize."""
         for attempt in range(STATUS_CONFLICT_RETRIES + 1):
             stored = raw.get("status") or {}
             merged = merge_status(stored, planned)
             if merged == stored:
                 return False
             try:
-                written = self.api.replace_status(LLMISVC, {**raw, "status": merged})
+                written = self.api.replace_status(LLMISVC, _status_body(raw, merged))
             except ApiError as err:
                 meta = raw.get("metadata") or {}
                 if err.status != 409 or attempt == STATUS_CONFLICT_RETRIES:
