@@ -7,36 +7,18 @@ resourceVersions), never whole objects read from the cluster.
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, RootModel
 
 from llmisvc_cache.model import SeenVersion
 from llmisvc_core.merge.rendered_validation import Verdict
 from llmisvc_core.planner.drift import Drift
-from llmisvc_core.planner.plan import ObjectRef, WriteOp
+from llmisvc_core.planner.plan import ObjectRef, Outcome, Phase, WriteOp
 from llmisvc_core.world.events import PlannedEvent
 
 #: At most this many entries of the read digest reach the history; the rest are counted.
 DIGEST_LIMIT = 40
-
-
-class PassOutcome(StrEnum):
-    """How a pass ended: the core's outcomes, plus the service being gone and an activity error."""
-
-    RECONCILED = "reconciled"
-    PRECONDITION_NOT_MET = "precondition-not-met"
-    INVALID_REFERENCES = "invalid-references"
-    FAILED = "failed"
-    GONE = "gone"
-    ERROR = "error"
-    HANDED_OFF = "handed-off"  # the service left this deployment's selection (activities.management)
-
-    @property
-    def settled(self) -> bool:
-        """Nothing left to retry: the next pass waits for a trigger or the resync."""
-        return self in (PassOutcome.RECONCILED, PassOutcome.GONE, PassOutcome.HANDED_OFF)
 
 
 class ServiceKey(BaseModel):
@@ -82,30 +64,74 @@ class FetchInput(BaseModel):
     verdict: Verdict | None = None
 
 
-class PassDecision(BaseModel):
-    """``fetch_gateways``' result: the plan of one pass, as small as the history can hold."""
+class PhaseWrites(BaseModel):
+    """The writes of one phase, in the order KServe makes them, with what the plan saw of their targets
+    (so a write activity can tell a stale plan)."""
 
-    gone: bool = False
+    phase: Phase
+    writes: list[WriteOp]
+    targets: list[PlannedTarget] = Field(default_factory=list)
+
+
+class Gone(BaseModel):
+    """The service is gone: the workflow ends."""
+
+    kind: Literal["gone"] = "gone"
+    live_reads: int = 0  # requests to the API server (cache misses outside every selector)
+
+
+class HandedOff(BaseModel):
+    """The service left this deployment's selection (``activities.management``): the workflow ends
+    without writing anything."""
+
+    kind: Literal["handed-off"] = "handed-off"
+    reason: str
+    live_reads: int = 0
+
+
+class InvalidSpec(BaseModel):
+    """A spec the router cannot read: nothing is planned; the status that says why is handed to the
+    status writer (``evaluate_conditions``), and the pass ends as one that could not complete."""
+
+    kind: Literal["invalid-spec"] = "invalid-spec"
+    uid: str | None = None
+    message: str  # ``InvalidLLMInferenceService: LLMInferenceService ns/name: field …``
+    #: The router's part of the status to write (``activities.invalid_spec.router_part``), or None when
+    #: the stored one already says it (and in shadow mode).
+    status: dict[str, Any] | None = None
+    live_reads: int = 0
+
+
+class PassReport(BaseModel):
+    """What a pass planned from the world tells the workflow, whether or not it writes."""
+
     uid: str | None = None
     generation: int | None = None
-    outcome: PassOutcome = PassOutcome.RECONCILED
+    outcome: Outcome = Outcome.RECONCILED
     message: str | None = None
-    writes: dict[str, list[WriteOp]] = Field(default_factory=dict)  # llmisvc_core.planner.plan.Phase values
-    #: What the plan saw of each write's target, so a write activity can tell a stale plan.
-    targets: list[PlannedTarget] = Field(default_factory=list)
-    #: The status to write (merged into the stored one), or None when the stored status already says it.
-    status: dict[str, Any] | None = None
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
     url: str | None = None
     #: ``Kind namespace/name@resourceVersion`` of every object the plan read (absent ones: ``@-``).
     reads: list[str] = Field(default_factory=list)
     reads_left_out: int = 0
-    live_reads: int = 0  # requests to the API server (cache misses outside every selector)
-    #: Shadow mode (``activities.management``): nothing is to be written; ``drift`` says what differs.
-    shadow: bool = False
-    drift: Drift | None = None
-    #: The service left this deployment's selection: why. The workflow ends without writing anything.
-    handoff: str | None = None
+    live_reads: int = 0
+
+
+class Shadowed(PassReport):
+    """Shadow mode (``activities.management``): nothing is to be written; ``drift`` says what differs."""
+
+    kind: Literal["shadowed"] = "shadowed"
+    drift: Drift
+
+
+class Planned(PassReport):
+    """The plan of one pass: its writes by phase and the status, as small as the history can hold."""
+
+    kind: Literal["planned"] = "planned"
+    #: The phases that write, in KServe's order (``llmisvc_core.planner.phases``).
+    phases: list[PhaseWrites] = Field(default_factory=list)
+    #: The status to write (merged into the stored one), or None when the stored status already says it.
+    status: dict[str, Any] | None = None
     #: The API server's verdict on a merged spec the workflow had none for, asked by this pass
     #: (``activities.rendered_check``): the workflow keeps it while it is final.
     verdict: Verdict | None = None
@@ -113,10 +139,11 @@ class PassDecision(BaseModel):
     #: did not plan.
     events: list[PlannedEvent] = Field(default_factory=list)
 
-    @property
-    def router_ready(self) -> str:
-        cond = self.conditions.get("RouterReady")
-        return cond.status if cond is not None else "Unknown"
+
+class PassResult(RootModel[Gone | HandedOff | InvalidSpec | Shadowed | Planned]):
+    """``fetch_gateways``' result, one of five, told apart by ``kind``."""
+
+    root: Gone | HandedOff | InvalidSpec | Shadowed | Planned = Field(discriminator="kind")
 
 
 class ApplyInput(BaseModel):
@@ -150,7 +177,7 @@ class EvaluateInput(BaseModel):
 
 class EvaluateResult(BaseModel):
     written: bool
-    outcome: PassOutcome | None = None  # set when re-planned after a refused write
+    outcome: Outcome | None = None  # set when re-planned after a refused write
     message: str | None = None
     conditions: dict[str, ConditionState] = Field(default_factory=dict)
     url: str | None = None

@@ -20,14 +20,14 @@ below the bound too.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from activities import service_status
-from activities.models import ConditionState, PassDecision, PassOutcome
+from activities import invalid_spec
+from activities.models import ConditionState, Planned
+from llmisvc_core.planner.plan import Outcome
 from llmisvc_core.world import status_merge
 
 #: The largest payload the router puts into a history, in bytes, codec included (Temporal's own limits:
@@ -97,41 +97,40 @@ def problem(model: BaseModel) -> str | None:
     return None
 
 
-def fit_plan(decision: PassDecision, raw: dict[str, Any], now: str) -> PassDecision:
-    """``decision`` if it fits in a payload; else a plan without writes whose status says why."""
-    if decision.message is not None:  # it travels on, in the workflow's state
-        decision = decision.model_copy(update={"message": clip(decision.message)})
-    why = problem(decision)
+def fit_plan(planned: Planned, raw: dict[str, Any], now: str) -> Planned:
+    """``planned`` if it fits in a payload; else a plan without writes whose status says why."""
+    if planned.message is not None:  # it travels on, in the workflow's state
+        planned = planned.model_copy(update={"message": clip(planned.message)})
+    why = problem(planned)
     if why is None:
-        return decision
-    meta, levels = raw.get("metadata") or {}, depth(decision)
-    size = f"{encoded_size(decision)} bytes" if levels <= DEPTH_BOUND else "too deep to encode"
+        return planned
+    meta, levels = raw.get("metadata") or {}, depth(planned)
+    size = f"{encoded_size(planned)} bytes" if levels <= DEPTH_BOUND else "too deep to encode"
     log.warning(
         "LLMInferenceService %s/%s: a plan of %s, nested %d levels, is not carried out",
         meta.get("namespace"), meta.get("name"), size, levels,
     )  # fmt: skip
-    return _refused(decision, raw, now, f"the plan of a pass would be {why}")
+    return _refused(planned, raw, now, f"the plan of a pass would be {why}")
 
 
-def _refused(decision: PassDecision, raw: dict[str, Any], now: str, why: str) -> PassDecision:
+def _refused(planned: Planned, raw: dict[str, Any], now: str, why: str) -> Planned:
     meta = raw.get("metadata") or {}
     message = clip(
         f"LLMInferenceService {meta.get('namespace')}/{meta.get('name')} is too large to handle: {why}; "
         f"{_culprit(raw.get('spec'))}"
     )
     stored = raw.get("status") or {}
-    when = datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     generation = meta.get("generation")
-    merged = service_status.invalid_spec_status(stored, message, when, TOO_LARGE, generation)
-    owned = [c for c in merged.get("conditions") or [] if c.get("type") in status_merge.OWNED_CONDITIONS]
+    merged = invalid_spec.invalid_spec_status(
+        stored, message, invalid_spec.parse_time(now), TOO_LARGE, generation
+    )
     # The routing fields stay as they are: this pass found no new ones; the generation is answered.
-    status = {k: stored[k] for k in status_merge.OWNED_FIELDS if k in stored} | {"conditions": owned}
-    if "observedGeneration" in merged:
-        status["observedGeneration"] = merged["observedGeneration"]
-    fitted = PassDecision(
-        uid=decision.uid,
-        generation=decision.generation,
-        outcome=PassOutcome.FAILED,
+    status = invalid_spec.router_part(stored, merged)
+    owned = status["conditions"]
+    fitted = Planned(
+        uid=planned.uid,
+        generation=planned.generation,
+        outcome=Outcome.FAILED,
         message=message,
         status=status if status_merge.merge_status(stored, status) != stored else None,
         conditions={
@@ -139,9 +138,9 @@ def _refused(decision: PassDecision, raw: dict[str, Any], now: str, why: str) ->
             for c in owned
         },
         url=clip(str(stored["url"])) if stored.get("url") else None,
-        reads=decision.reads,
-        reads_left_out=decision.reads_left_out,
-        live_reads=decision.live_reads,
+        reads=planned.reads,
+        reads_left_out=planned.reads_left_out,
+        live_reads=planned.live_reads,
     )
     if fitted.status is not None and problem(fitted) is not None:
         # The stored routing fields are what is too large (written before the bound existed): the

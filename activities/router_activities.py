@@ -6,7 +6,9 @@ the service, its gateways, routes, pools, Services, the scheduler Deployment and
 cache, and plan: the writes by phase and the status), then, only when there is something to do, the
 writes by phase (``reconcile_scheduler``, ``reconcile_routes``, ``attempt_v1_migration``) and
 ``evaluate_conditions`` (the status after the writes). A pass with nothing to write and an unchanged
-status is that one activity, and reads nothing from the API.
+status is that one activity, and reads nothing from the API. The reads never write: every status write
+and the Events of a changed status go through ``evaluate_conditions``, stamped with the workflow's time
+(a spec the router cannot read too: ``fetch_gateways`` hands over the status that says so).
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities import errors, heartbeats, payload_guard, phase_writes, service_status, shadow, write_guard
+from activities import (
+    errors,
+    heartbeats,
+    invalid_spec,
+    payload_guard,
+    phase_writes,
+    service_status,
+    shadow,
+    write_guard,
+)
 from activities.cached_reader import CachedReader
 from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
 from activities.events import EventRecorder, EventSpec
@@ -32,8 +43,13 @@ from activities.models import (
     EvaluateInput,
     EvaluateResult,
     FetchInput,
-    PassDecision,
-    PassOutcome,
+    Gone,
+    HandedOff,
+    InvalidSpec,
+    PassReport,
+    PassResult,
+    PhaseWrites,
+    Planned,
     ServiceKey,
     StopInput,
 )
@@ -43,7 +59,7 @@ from llmisvc_core import limits
 from llmisvc_core.models.kube import LLMISVC, ResourceType
 from llmisvc_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from llmisvc_core.planner import passes, phases
-from llmisvc_core.planner.plan import PassPlan, Phase, WriteOp
+from llmisvc_core.planner.plan import PassPlan
 from llmisvc_core.world.config import Environment
 from llmisvc_core.world.status_merge import merge_status
 
@@ -58,25 +74,41 @@ FRESHNESS_TIMEOUT = 5.0
 STATUS_CONFLICT_RETRIES = 3
 
 
-def _service(
-    raw: dict[str, object], key: ServiceKey, on_invalid: Callable[[str], object] | None = None
-) -> LLMInferenceService:
+def _parsed(raw: dict[str, object]) -> LLMInferenceService | str:
+    """The service read from ``raw``, or why it cannot be read."""
     # Nested past the bound, the recursive readers (validation, serialization, the merge) would fail on it.
     message = limits.depth_problem(raw)
-    if message is None:
-        try:
-            return LLMInferenceService.model_validate(raw)
-        except ValidationError as err:
-            problem = err.errors()[0]
-            message = f"field {'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}"
-    if on_invalid is not None:  # tell Kubernetes too: status and an Event (activities.service_status)
-        on_invalid(message)
+    if message is not None:
+        return message
+    try:
+        return LLMInferenceService.model_validate(raw)
+    except ValidationError as err:
+        problem = err.errors()[0]
+        return f"field {'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}"
+
+
+def _service(raw: dict[str, object], key: ServiceKey) -> LLMInferenceService:
+    svc = _parsed(raw)
+    if isinstance(svc, LLMInferenceService):
+        return svc
     raise ApplicationError(
-        f"LLMInferenceService {key}: {message}",
+        f"LLMInferenceService {key}: {svc}",
         type=INVALID_OBJECT,
         non_retryable=True,
         category=ApplicationErrorCategory.BENIGN,  # the user's to fix: no traceback in the worker's log
     )
+
+
+def _status_body(raw: Wire, status: dict[str, Any]) -> Wire:
+    """A status update of ``raw``: its kind, identity and resourceVersion, and ``status``."""
+    meta = raw.get("metadata") or {}
+    identity = {k: meta[k] for k in ("namespace", "name", "uid", "resourceVersion") if k in meta}
+    return {
+        "apiVersion": raw.get("apiVersion"),
+        "kind": raw.get("kind"),
+        "metadata": identity,
+        "status": status,
+    }
 
 
 def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:
@@ -103,23 +135,21 @@ class RouterActivities:
     # --- reading and planning ------------------------------------------------------------------------
 
     @activity.defn(name="fetch_gateways")
-    def fetch_gateways(self, request: FetchInput) -> PassDecision:
+    def fetch_gateways(self, request: FetchInput) -> PassResult:
+        """Read the world from the cache and plan the pass. It writes nothing (a spec it cannot read is
+        answered by the status it hands to the status writer)."""
         self._wait_fresh(request.wait_for)
         reader = CachedReader(self.view, self.api)
         with errors.translated():
             raw = self._read_service(reader, request.key)
             if raw is None:
-                return PassDecision(gone=True, live_reads=reader.live_reads)
+                return PassResult(Gone(live_reads=reader.live_reads))
             handoff = self.management.handoff_reason(raw)
             if handoff is not None:
-                return PassDecision(handoff=handoff, live_reads=reader.live_reads)
-            svc = _service(
-                raw,
-                request.key,
-                None  # shadow mode tells nobody: no status, no Event
-                if self.management.shadow
-                else lambda msg: service_status.report_invalid_spec(self.api, self.events, raw, msg),
-            )
+                return PassResult(HandedOff(reason=handoff, live_reads=reader.live_reads))
+            svc = _parsed(raw)
+            if not isinstance(svc, LLMInferenceService):
+                return PassResult(self._invalid(raw, request, svc, reader.live_reads))
             plan, verdict = plan_checked(
                 self.api,
                 lambda verdicts: passes.plan_pass(svc, reader, self.env, request.now, verdicts=verdicts),
@@ -128,37 +158,52 @@ class RouterActivities:
             )
             split = phases.split_into_phases(plan, reader)
         stored = raw.get("status") or {}
-        decision = self._decision(svc, plan, split, stored, reader)
-        decision.verdict = verdict
+        report = self._report(svc, plan, reader)
         if self.management.shadow:
-            return shadow.decision(decision, split, reader, stored, plan.status)
-        return payload_guard.fit_plan(decision, raw, request.now)  # bounded, whatever the spec's size
+            return PassResult(shadow.shadowed(report, split, reader, stored, plan.status))
+        planned = Planned(
+            **dict(report),
+            phases=[
+                PhaseWrites(
+                    phase=phase,
+                    writes=ops,
+                    targets=write_guard.planned_targets(ops, self.view, reader.versions),
+                )
+                for phase, ops in split.items()
+            ],
+            status=plan.status if merge_status(stored, plan.status) != stored else None,
+            verdict=verdict,
+            events=plan.events,
+        )
+        return PassResult(payload_guard.fit_plan(planned, raw, request.now))  # bounded, whatever the spec
 
-    def _decision(
-        self,
-        svc: LLMInferenceService,
-        plan: PassPlan,
-        split: dict[Phase, list[WriteOp]],
-        stored: dict[str, Any],
-        reader: CachedReader,
-    ) -> PassDecision:
+    def _invalid(self, raw: Wire, request: FetchInput, problem: str, live_reads: int) -> InvalidSpec:
+        """A spec the router cannot read: the status that says so (none in shadow mode, which tells
+        nobody), stamped with the workflow's time."""
+        stored, meta = raw.get("status") or {}, raw.get("metadata") or {}
+        merged = invalid_spec.invalid_spec_status(
+            stored, problem, invalid_spec.parse_time(request.now), generation=meta.get("generation")
+        )
+        status = invalid_spec.router_part(stored, merged)
+        return InvalidSpec(
+            uid=meta.get("uid"),
+            message=payload_guard.clip(f"{INVALID_OBJECT}: LLMInferenceService {request.key}: {problem}"),
+            status=None if self.management.shadow or merge_status(stored, status) == stored else status,
+            live_reads=live_reads,
+        )
+
+    def _report(self, svc: LLMInferenceService, plan: PassPlan, reader: CachedReader) -> PassReport:
         digest = reader.digest()
-        return PassDecision(
+        return PassReport(
             uid=svc.metadata.uid,
             generation=svc.metadata.generation,
-            outcome=PassOutcome(plan.outcome.value),
+            outcome=plan.outcome,
             message=plan.message,
-            writes={phase.value: ops for phase, ops in split.items()},
-            targets=write_guard.planned_targets(
-                [op for ops in split.values() for op in ops], self.view, reader.versions
-            ),
-            status=plan.status if merge_status(stored, plan.status) != stored else None,
             conditions=_conditions(plan.status),
             url=plan.status.get("url"),
             reads=list(digest[:DIGEST_LIMIT]),
             reads_left_out=max(0, len(digest) - DIGEST_LIMIT),
             live_reads=reader.live_reads,
-            events=plan.events,
         )
 
     def _wait_fresh(self, seen: list[SeenVersion]) -> None:
@@ -236,7 +281,7 @@ class RouterActivities:
                 self.events.record(raw, EventSpec(event.type, event.reason, event.note))
         return EvaluateResult(
             written=written,
-            outcome=PassOutcome(plan.outcome.value) if plan is not None else None,
+            outcome=plan.outcome if plan is not None else None,
             message=payload_guard.clip(plan.message) if plan is not None and plan.message else None,
             conditions=_conditions(status or {}),
             url=(status or {}).get("url"),
@@ -245,14 +290,18 @@ class RouterActivities:
     def _write_status(self, raw: Wire, planned: dict[str, Any]) -> bool:
         """Merge the router's part into the stored status and write it if it changed. A conflict (someone
         wrote the service since it was read) is answered as client-go's RetryOnConflict does: read the
-        latest object, merge again, write again; only a conflict that keeps coming is left to Temporal."""
+        latest object, merge again, write again; only a conflict that keeps coming is left to Temporal.
+
+        The body is the status and the object's identity, guarded by its uid and resourceVersion, never the
+        spec: the API server keeps everything but the status of a status update, and a spec the router
+        cannot read may be nested too deep to serialize."""
         for attempt in range(STATUS_CONFLICT_RETRIES + 1):
             stored = raw.get("status") or {}
             merged = merge_status(stored, planned)
             if merged == stored:
                 return False
             try:
-                written = self.api.replace_status(LLMISVC, {**raw, "status": merged})
+                written = self.api.replace_status(LLMISVC, _status_body(raw, merged))
             except ApiError as err:
                 meta = raw.get("metadata") or {}
                 if err.status != 409 or attempt == STATUS_CONFLICT_RETRIES:

@@ -38,7 +38,7 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from activities.kube_api import KubeClusterApi
-from activities.models import ApplyInput, EvaluateInput, FetchInput, ServiceKey
+from activities.models import ApplyInput, EvaluateInput, FetchInput, Planned, ServiceKey
 from activities.router_activities import RouterActivities
 from benchmarks import scale_analysis as analysis
 from benchmarks.kube_stack import KubeStack
@@ -46,10 +46,10 @@ from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, p
 from benchmarks.scale_temporal import TemporalRun, noop_pass, run_temporal
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_core.planner.plan import Phase
 from llmisvc_runtime.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes
-from workflows.service_workflow import PHASE_ACTIVITIES
 
 TEMPORAL = Path(sys.executable).parent / "temporal"
 TASK_QUEUE = "bench-scale"
@@ -67,23 +67,25 @@ def direct_pass(activities: RouterActivities, namespace: str, name: str, now: st
     does). True when the planned status says RouterReady=True. A write conflict raises; the caller passes
     again later."""
     key = ServiceKey(namespace=namespace, name=name)
-    decision = activities.fetch_gateways(FetchInput(key=key, now=now))
-    if decision.gone:
+    planned = activities.fetch_gateways(FetchInput(key=key, now=now)).root
+    if not isinstance(planned, Planned):
         return False
+    writes = {
+        Phase.SCHEDULER: activities.reconcile_scheduler,
+        Phase.ROUTES: activities.reconcile_routes,
+        Phase.MIGRATION: activities.attempt_v1_migration,
+    }
     rejected = None
-    for phase, method in PHASE_ACTIVITIES:
-        ops = decision.writes.get(phase.value)
-        if not ops:
-            continue
-        result = method(activities, ApplyInput(key=key, uid=decision.uid, writes=ops))
+    for phase in planned.phases:
+        result = writes[phase.phase](ApplyInput(key=key, uid=planned.uid, writes=phase.writes))
         if result.rejected is not None:
             rejected = result.rejected
             break
-    conditions = decision.conditions
-    if rejected is not None or decision.status is not None:
-        status = decision.status if rejected is None else None
+    conditions = planned.conditions
+    if rejected is not None or planned.status is not None:
+        status = planned.status if rejected is None else None
         evaluated = activities.evaluate_conditions(
-            EvaluateInput(key=key, uid=decision.uid, now=now, status=status, rejected=rejected)
+            EvaluateInput(key=key, uid=planned.uid, now=now, status=status, rejected=rejected)
         )
         conditions = evaluated.conditions if rejected is not None else conditions
     ready = conditions.get("RouterReady")

@@ -64,7 +64,7 @@ from workflows.models import DEFAULT_RESYNC_SECONDS, DEFAULT_TASK_QUEUE, check_c
 
 #: How long a stopping worker lets its running activities finish before cancelling them (the SDK's default
 #: is none: cancelled at once, a write cut off mid-flight and retried by another worker). An activity
-#: attempt is bounded by 30 s (``workflows.service_workflow.ATTEMPT_TIMEOUT``), so by default every
+#: attempt is bounded by 30 s (``workflows.activity_options.ATTEMPT_TIMEOUT``), so by default every
 #: running attempt can end; the pods' terminationGracePeriodSeconds (60 in ``deploy/``) must exceed it.
 DEFAULT_SHUTDOWN_GRACE = timedelta(seconds=30)
 

@@ -1,6 +1,6 @@
 """The one place that assembles a worker: workflows, activities and the scheduler of their heartbeats, the
-pydantic data converter and the sandbox passthrough list. The replay tests build their replayer here too,
-so what is replayed is what runs in production."""
+pydantic data converter and the workflow runner. The replay tests build their replayer here too, so what
+is replayed is what runs in production."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from concurrent.futures import Executor
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.worker import Replayer, Worker, WorkerDeploymentConfig
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker import Replayer, UnsandboxedWorkflowRunner, Worker, WorkerDeploymentConfig
 
 from activities.heartbeats import HeartbeatScheduler
 from activities.rollout_activities import RolloutActivities
@@ -21,26 +20,15 @@ from workflows.rollout_workflow import RolloutWorkflow
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
 WORKFLOWS: Sequence[type] = (LLMInferenceServiceWorkflow, RolloutWorkflow)
-#: Deterministic, side-effect-free modules loaded once outside the sandbox instead of per workflow run.
-#: ``opentelemetry`` too, with or without the tracing plugin: its global tracer provider must be the
-#: process's, not a fresh copy per run (the pass span of ``workflows.pass_telemetry`` looks it up).
-PASSTHROUGH_MODULES = (
-    "pydantic",
-    "pydantic_core",
-    "annotated_types",
-    "llmisvc_core",
-    "activities",
-    "llmisvc_cache.model",
-    "opentelemetry",
-)
+#: The workflows run outside Temporal's sandbox, which re-imports a workflow's modules for every workflow
+#: instance: at a thousand services that was the worker's largest CPU cost, and a copy of the modules per
+#: cached workflow. What the sandbox guards against is kept out by other means (docs/operations.md,
+#: *Workflow code*): the import contract "Workflow code imports models and pure code only" in
+#: pyproject.toml, and the replay tests.
+WORKFLOW_RUNNER = UnsandboxedWorkflowRunner()
 #: The processes' converter (their clients connect with it, ``llmisvc_runtime.temporal``), for the replayer
 #: too.
 DATA_CONVERTER = temporal.DATA_CONVERTER
-
-
-def workflow_runner() -> SandboxedWorkflowRunner:
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES)
-    return SandboxedWorkflowRunner(restrictions=restrictions)
 
 
 #: How long a workflow task waits on a worker's own (sticky) queue before the server hands it to any
@@ -74,7 +62,7 @@ def build_worker(
         max_cached_workflows=sizing.max_cached_workflows,
         max_concurrent_workflow_task_polls=sizing.workflow_task_pollers,
         max_concurrent_activity_task_polls=sizing.activity_task_pollers,
-        workflow_runner=workflow_runner(),
+        workflow_runner=WORKFLOW_RUNNER,
         deployment_config=deployment,
         sticky_queue_schedule_to_start_timeout=STICKY_QUEUE_TIMEOUT,
         graceful_shutdown_timeout=shutdown_grace,
@@ -82,6 +70,4 @@ def build_worker(
 
 
 def build_replayer() -> Replayer:
-    return Replayer(
-        workflows=list(WORKFLOWS), workflow_runner=workflow_runner(), data_converter=DATA_CONVERTER
-    )
+    return Replayer(workflows=list(WORKFLOWS), workflow_runner=WORKFLOW_RUNNER, data_converter=DATA_CONVERTER)

@@ -10,9 +10,9 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from activities.models import PassOutcome
 from llmisvc_cache.model import SeenVersion
 from llmisvc_core.merge.rendered_validation import Verdict
+from llmisvc_core.planner.plan import Outcome
 from llmisvc_core.world.events import PlannedEvent
 from workflows.drift_report import DriftReport
 
@@ -83,7 +83,7 @@ class ReconcileSignal(BaseModel):
 class PassSummary(BaseModel):
     """What one pass ended with; also the result of the ``reconcile_now`` update."""
 
-    outcome: PassOutcome
+    outcome: Outcome
     message: str | None = None
     router_ready: str = "Unknown"  # True / False / Unknown
     conditions: dict[str, str] = Field(default_factory=dict)  # type -> "True"/"False(reason)"/…
@@ -116,7 +116,7 @@ class WorkflowState(BaseModel):
     drift: DriftReport | None = None  # set once a pass ran in shadow mode (workflows.drift_report)
     handed_off: str | None = None  # why the service left this deployment's selection; the workflow ends
     rendered: Verdict | None = None  # the API server's last final verdict on the merged spec (#5918)
-    #: The Events the last completed pass planned (``PassDecision.events``): a pass records only those
+    #: The Events the last completed pass planned (``Planned.events``): a pass records only those
     #: not among them, so an unchanged warning is told once, not on every pass.
     announced: list[PlannedEvent] = Field(default_factory=list)
 

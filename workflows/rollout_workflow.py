@@ -17,7 +17,6 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from activities.rollout_activities import RolloutActivities
 from activities.rollout_models import (
     MembersObservation,
     MetricQueryInput,
@@ -30,6 +29,13 @@ from llmisvc_core.rollout.decision import Advance, Pause, Progress, RollBack, Su
 from llmisvc_core.rollout.gates import GateState, MetricSample
 from llmisvc_core.rollout.weights import Weights
 from workflows import descriptions, rollout_details, rollout_metrics
+from workflows.activity_options import (
+    ACTIVITY_RETRY,
+    QUERY_PROMETHEUS,
+    READ_ROLLOUT_MEMBERS,
+    RECORD_ROLLOUT_EVENT,
+    WRITE_ROLLOUT_WEIGHTS,
+)
 from workflows.rollout_models import (
     MAX_TIMELINE,
     ROLLOUT_WORKFLOW_NAME,
@@ -42,17 +48,7 @@ from workflows.rollout_models import (
     RolloutStatus,
     TimelineEntry,
 )
-from workflows.service_workflow import ACTIVITY_DEADLINE, ACTIVITY_RETRY, ATTEMPT_TIMEOUT, HEARTBEAT_TIMEOUT
 
-#: As the service workflow's: retried with backoff, each attempt bounded, and a worker lost mid-write
-#: noticed by the heartbeat timeout, so another worker's retry (which finds the write made or not, and
-#: never makes it twice) comes within seconds.
-ACTIVITY_OPTIONS = workflow.ActivityConfig(
-    start_to_close_timeout=ATTEMPT_TIMEOUT,
-    schedule_to_close_timeout=ACTIVITY_DEADLINE,
-    heartbeat_timeout=HEARTBEAT_TIMEOUT,
-    retry_policy=ACTIVITY_RETRY,
-)
 NORMAL, WARNING = "Normal", "Warning"
 
 
@@ -68,7 +64,7 @@ def _cause(err: ActivityError) -> str:
     return cause.message if isinstance(cause, ApplicationError) else str(cause or err)
 
 
-@workflow.defn(name=ROLLOUT_WORKFLOW_NAME, sandboxed=False)  # as the service workflow: a pure core
+@workflow.defn(name=ROLLOUT_WORKFLOW_NAME)
 class RolloutWorkflow:
     @workflow.init
     def __init__(self, request: RolloutInput) -> None:
@@ -242,21 +238,17 @@ class RolloutWorkflow:
     # --- effects ---------------------------------------------------------------------------------------
 
     async def _read(self) -> MembersObservation:
-        return await workflow.execute_activity_method(
-            RolloutActivities.read_rollout_members, self.members, **ACTIVITY_OPTIONS
-        )
+        return await READ_ROLLOUT_MEMBERS(self.members)
 
     async def _sample(self) -> MetricSample | None:
         gate = self.plan.prometheus
         if gate is None:
             return None
         query = MetricQueryInput(url=gate.url, query=gate.query, timeout_seconds=gate.timeout_seconds)
-        return await workflow.execute_activity_method(
-            RolloutActivities.query_prometheus,
-            query,
-            start_to_close_timeout=timedelta(seconds=gate.timeout_seconds + 10),
-            retry_policy=ACTIVITY_RETRY,
+        options = workflow.ActivityConfig(
+            start_to_close_timeout=timedelta(seconds=gate.timeout_seconds + 10), retry_policy=ACTIVITY_RETRY
         )
+        return await QUERY_PROMETHEUS(query, options=options)
 
     async def _write(
         self, target: Weights, what: str, step: int | None = None, pause_on_edit: bool = True
@@ -267,9 +259,7 @@ class RolloutWorkflow:
         assert state.progress is not None
         request = WriteWeightsInput(members=self.members, expected=state.progress.expected, target=target)
         try:
-            result = await workflow.execute_activity_method(
-                RolloutActivities.write_rollout_weights, request, **ACTIVITY_OPTIONS
-            )
+            result = await WRITE_ROLLOUT_WEIGHTS(request)
         except ActivityError as err:
             problem = f"cannot write the weights ({what}): {_cause(err)}"
         else:
@@ -302,9 +292,7 @@ class RolloutWorkflow:
     async def _event(self, kind: str, reason: str, note: str) -> None:
         event = RolloutEventInput(members=self.members, type=kind, reason=reason, note=note)
         try:
-            await workflow.execute_activity_method(
-                RolloutActivities.record_rollout_event, event, **ACTIVITY_OPTIONS
-            )
+            await RECORD_ROLLOUT_EVENT(event)
         except ActivityError:
             workflow.logger.warning("rollout %s: Event %s not recorded", self._name(), reason)
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from temporalio.common import SearchAttributeIndexedValueType, SearchAttributeKey
+from temporalio import workflow
+from temporalio.common import SearchAttributeIndexedValueType, SearchAttributeKey, SearchAttributeUpdate
+
+from llmisvc_core.planner.plan import Outcome
+from workflows.models import PassSummary, ServiceWorkflowInput, WorkflowState
 
 NAMESPACE = SearchAttributeKey.for_keyword("LlmisvcNamespace")
 NAME = SearchAttributeKey.for_keyword("LlmisvcName")
@@ -40,3 +44,27 @@ def cli_type(key: SearchAttributeKey[Any]) -> str:
         if key.indexed_value_type == SearchAttributeIndexedValueType.KEYWORD_LIST
         else name.title()
     )
+
+
+def publish(request: ServiceWorkflowInput, state: WorkflowState, summary: PassSummary) -> None:
+    """Workflow code, after each pass: bring the ones the workflow keeps up to date (:data:`KEPT`), so the
+    Temporal UI can filter services by namespace, name, readiness, outcome and drift."""
+    if not request.search_attributes:
+        return
+    values = {NAMESPACE: request.namespace, NAME: request.name, ROUTER_READY: summary.router_ready,
+              OUTCOME: summary.outcome.value}  # fmt: skip
+    current = workflow.info().typed_search_attributes
+    changed: list[SearchAttributeUpdate[Any]] = [
+        key.value_set(value) for key, value in values.items() if current.get(key) != value
+    ]
+    drift = state.drift
+    if request.drift_attribute and drift is not None and current.get(DRIFT) != drift.drift:
+        # Only once shadow mode ran, so the histories of write-only workflows replay unchanged.
+        changed.append(DRIFT.value_set(drift.drift))
+    failing = summary.outcome == Outcome.ERROR
+    was_failing = current.get(PASS_FAILING)
+    if request.drift_attribute and (failing or was_failing) and was_failing != failing:
+        # Set once a pass failed, so the histories of passes that never failed replay unchanged.
+        changed.append(PASS_FAILING.value_set(failing))
+    if changed:  # an unchanged value would only add an event to the history
+        workflow.upsert_search_attributes(changed)

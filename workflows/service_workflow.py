@@ -13,39 +13,36 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, ApplicationError
-from temporalio.types import MethodSyncSingleParam
 
-from activities import errors
 from activities.models import (
-    ApplyInput,
-    ApplyResult,
-    EvaluateInput,
-    EvaluateResult,
     FetchInput,
-    PassDecision,
-    PassOutcome,
-    RejectedWrite,
+    Gone,
+    HandedOff,
+    InvalidSpec,
+    PassReport,
+    Planned,
     ServiceKey,
+    Shadowed,
     StopInput,
 )
-from activities.router_activities import RouterActivities
 from llmisvc_cache.model import SeenVersion
-from llmisvc_core.planner.plan import Phase
+from llmisvc_core.planner.plan import Outcome
 from workflows import (
+    activity_options,
     descriptions,
     drift_report,
     handler_payloads,
     pass_log,
     pass_telemetry,
+    pass_writes,
     search_attributes,
     summaries,
     versioning,
 )
+from workflows.activity_options import ACTIVITY_RETRY, FETCH_GATEWAYS
 from workflows.drift_report import DriftReport
 from workflows.models import (
     MAX_SEEN,
@@ -57,66 +54,12 @@ from workflows.models import (
     WorkflowState,
 )
 
-#: A transient API failure (a 500, a cut connection) is retried after 0.2 s, doubling: one injected
-#: fault then costs a fifth of a second, not a second (the chaos suite's api_faults_10 measured 1.6-2.9x
-#: the fault-free time at 1 s). controller-runtime's own requeue after an error starts at 5 ms.
-ACTIVITY_RETRY = RetryPolicy(
-    initial_interval=timedelta(milliseconds=200),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=60),
-    non_retryable_error_types=errors.NON_RETRYABLE,
-)
-#: Retries of one activity stop after this long; the pass then ends with an error and is re-checked.
-ACTIVITY_DEADLINE = timedelta(minutes=5)
-# The timeout chain (docs/operations.md, *Timeouts*; pinned by tests/workflows/test_timeouts.py): one
-# API request <= activities.cluster_api.REQUEST_BUDGET (17 s) < one attempt (30 s); a regular activity
-# heartbeats every second (activities.heartbeats), so a lost worker is noticed after HEARTBEAT_TIMEOUT.
-ATTEMPT_TIMEOUT = timedelta(seconds=30)
-HEARTBEAT_TIMEOUT = timedelta(seconds=5)
-#: Local activities cannot heartbeat (a lost worker shows as a workflow task timeout instead), so their
-#: retries are kept short: after this long the pass ends with an error and is re-checked.
-LOCAL_DEADLINE = timedelta(seconds=60)
 RECHECK_FIRST = timedelta(seconds=10)
 RECHECK_CAP = timedelta(minutes=5)
 MAX_RESTARTS = 6  # a pass whose writes keep losing races is re-planned this often, then re-checked later
-PHASE_ACTIVITIES = (
-    (Phase.SCHEDULER, RouterActivities.reconcile_scheduler),
-    (Phase.ROUTES, RouterActivities.reconcile_routes),
-    (Phase.MIGRATION, RouterActivities.attempt_v1_migration),
-)
 
 
-ArgT = TypeVar("ArgT")
-ResultT = TypeVar("ResultT")
-#: The options of every activity: retried with backoff, each attempt bounded, the whole bounded too.
-ACTIVITY_OPTIONS = workflow.ActivityConfig(
-    start_to_close_timeout=ATTEMPT_TIMEOUT,
-    schedule_to_close_timeout=ACTIVITY_DEADLINE,
-    heartbeat_timeout=HEARTBEAT_TIMEOUT,
-    retry_policy=ACTIVITY_RETRY,
-)
-#: ``fetch_gateways`` and ``evaluate_conditions`` read the worker's own cache, so they run as local
-#: activities, inside the workflow task: a pass with nothing to do is one workflow task and one marker
-#: event, and asks neither the Temporal server to dispatch an activity nor the API server for anything.
-#: Retries short enough stay in the worker; longer back-offs become timers (the same retry policy).
-LOCAL_OPTIONS = workflow.LocalActivityConfig(
-    start_to_close_timeout=ATTEMPT_TIMEOUT,
-    schedule_to_close_timeout=LOCAL_DEADLINE,
-    retry_policy=ACTIVITY_RETRY,
-    local_retry_threshold=timedelta(seconds=10),
-)
-
-
-class _PassRestartError(Exception):
-    """A write lost a race with another writer, or found its plan stale: read the world again and plan
-    anew (``at_once``: a stale plan needs no back-off, nobody is racing it)."""
-
-    def __init__(self, at_once: bool = False) -> None:
-        super().__init__()
-        self.at_once = at_once
-
-
-@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
+@workflow.defn(name=WORKFLOW_NAME)
 class LLMInferenceServiceWorkflow:
     @workflow.init
     def __init__(self, request: ServiceWorkflowInput) -> None:
@@ -229,12 +172,10 @@ class LLMInferenceServiceWorkflow:
             with self._telemetry.observe(reasons) as observed:
                 try:
                     summary = await self._run_pass(reasons, seen)
-                    self._state.last_error = None
                 except (ActivityError, ApplicationError) as err:
                     # An ApplicationError here is the pass giving up on conflicting writes: like a failed
                     # activity it ends this pass and is re-checked later, instead of failing the workflow.
                     summary = summaries.failed_pass(err, workflow.now())
-                    self._state.last_error = summary.message
                 except workflow.NondeterminismError:
                     raise  # a changed workflow: the task must fail until the code that wrote it is back
                 except Exception as err:
@@ -243,7 +184,7 @@ class LLMInferenceServiceWorkflow:
                     # re-checked with the capped backoff like any pass that could not complete.
                     workflow.logger.exception("%s: the pass failed inside the workflow", self._key)
                     summary = summaries.internal_error(err, workflow.now())
-                    self._state.last_error = summary.message
+                self._state.last_error = summary.message if summary.outcome is Outcome.ERROR else None
                 observed.finished(summary)
                 # In the pass's span, so that its lines carry the pass's trace id (llmisvc_runtime.logs).
                 pass_log.log_pass(self._key, reasons, before, summary, workflow.now() - started)
@@ -252,52 +193,21 @@ class LLMInferenceServiceWorkflow:
             self._state.last = summary
             self._state.recheck_attempt = 0 if summary.outcome.settled else self._state.recheck_attempt + 1
             workflow.set_current_details(summaries.details_markdown(self._key, self._state))
-            self._publish_search_attributes(summary)
+            search_attributes.publish(self._request, self._state, summary)
             return summary
-
-    def _publish_search_attributes(self, summary: PassSummary) -> None:
-        """Let the Temporal UI filter services by namespace, name, readiness, outcome and drift."""
-        if not self._request.search_attributes:
-            return
-        values = {
-            search_attributes.NAMESPACE: self._key.namespace,
-            search_attributes.NAME: self._key.name,
-            search_attributes.ROUTER_READY: summary.router_ready,
-            search_attributes.OUTCOME: summary.outcome.value,
-        }
-        current = workflow.info().typed_search_attributes
-        changed: list[SearchAttributeUpdate[Any]] = [
-            key.value_set(value) for key, value in values.items() if current.get(key) != value
-        ]
-        drift = self._state.drift
-        if (
-            self._request.drift_attribute
-            and drift is not None
-            and current.get(search_attributes.DRIFT) != drift.drift
-        ):
-            # Only once shadow mode ran, so the histories of write-only workflows replay unchanged.
-            changed.append(search_attributes.DRIFT.value_set(drift.drift))
-        failing = summary.outcome == PassOutcome.ERROR
-        was_failing = current.get(search_attributes.PASS_FAILING)
-        if self._request.drift_attribute and (failing or was_failing) and was_failing != failing:
-            # Set once a pass failed, so the histories of passes that never failed replay unchanged.
-            changed.append(search_attributes.PASS_FAILING.value_set(failing))
-        if changed:  # an unchanged value would only add an event to the history
-            workflow.upsert_search_attributes(changed)
 
     async def _run_pass(self, reasons: list[str], seen: list[SeenVersion]) -> PassSummary:
         if self._state.desired_stop is not None:
             stopped = self._state.desired_stop
-            await self._activity(
-                RouterActivities.set_stop_annotation,
+            await activity_options.SET_STOP_ANNOTATION(
                 StopInput(key=self._key, stopped=stopped),
                 f"{'set' if stopped else 'remove'} serving.kserve.io/stop on {self._key}",
             )
             self._state.desired_stop = None
         for attempt in range(MAX_RESTARTS + 1):
             try:
-                return await self._plan_and_apply(seen)
-            except _PassRestartError as restart:
+                return await self._pass(seen)
+            except pass_writes.PassRestartError as restart:
                 seen = []  # the restart reads what the lost race left behind, already in the cache
                 if restart.at_once:
                     continue
@@ -307,112 +217,39 @@ class LLMInferenceServiceWorkflow:
             f"the writes of {self._key} kept conflicting with other writers", type="Conflicts"
         )
 
-    async def _plan_and_apply(self, seen: list[SeenVersion]) -> PassSummary:
-        """``fetch_gateways``; then, only if there is something to do, the writes and the status."""
+    async def _pass(self, seen: list[SeenVersion]) -> PassSummary:
+        """``fetch_gateways``; then what its result asks for: the writes and the status, only if any."""
         now = workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-        decision = await self._local_activity(
-            RouterActivities.fetch_gateways,
+        result = await FETCH_GATEWAYS(
             FetchInput(key=self._key, now=now, wait_for=seen, verdict=self._state.rendered),
             f"read and plan the pass of {self._key}",
         )
-        if decision.verdict is not None and decision.verdict.final:  # KServe #5918: asked once per spec
-            self._state.rendered = decision.verdict
-        if decision.gone or decision.handoff is not None:
-            return self._end(decision)
-        self._note_service(decision)
-        if decision.shadow and decision.drift is not None:  # nothing is written: the drift is the result
-            self._state.drift = drift_report.shadow_pass(self._key, decision.drift, workflow.now())
-            summary = summaries.pass_summary(decision, 0, False, workflow.now())
-            return summary.model_copy(update={"drift": self._state.drift.drift})
-        if self._state.drift is not None and self._state.drift.mode == "shadow":
-            self._state.drift = drift_report.write_pass(self._key, workflow.now())
-        written, rejected = await self._write_phases(decision)
-        # The plan's Events that the pass before did not plan: an unchanged warning is told once.
-        events = [e for e in decision.events if e not in self._state.announced]
-        if rejected is None and decision.status is None and not events:
-            self._state.announced = decision.events
-            return summaries.pass_summary(decision, written, False, workflow.now())
-        evaluated: EvaluateResult = await self._local_activity(
-            RouterActivities.evaluate_conditions,
-            EvaluateInput(
-                key=self._key,
-                uid=decision.uid,
-                now=now,
-                status=decision.status if rejected is None else None,
-                rejected=rejected,
-                verdict=self._state.rendered,
-                events=events,
-            ),
-            f"evaluate the conditions of {self._key}"
-            + (f" after the API refused to write {rejected.ref.kind}" if rejected else ""),
-        )
-        self._state.announced = decision.events
-        if rejected is None:
-            return summaries.pass_summary(decision, written, evaluated.written, workflow.now())
-        return summaries.pass_summary(
-            decision,
-            written,
-            evaluated.written,
-            workflow.now(),
-            outcome=evaluated.outcome,
-            message=evaluated.message,
-            conditions=evaluated.conditions,
-            url=evaluated.url,
-        )
+        match result.root:
+            case Gone() | HandedOff() as ended:
+                return self._end(ended)
+            case InvalidSpec() as invalid:
+                return await pass_writes.report_invalid(self._key, invalid, now)
+            case Shadowed() as shadowed:  # nothing is written: the drift is the result
+                self._note_service(shadowed)
+                self._state.drift = drift_report.shadow_pass(self._key, shadowed.drift, workflow.now())
+                summary = summaries.pass_summary(shadowed, 0, False, workflow.now())
+                return summary.model_copy(update={"drift": self._state.drift.drift})
+            case Planned() as planned:
+                self._note_service(planned)
+                return await pass_writes.apply(self._key, self._state, planned, now)
 
-    def _end(self, decision: PassDecision) -> PassSummary:
+    def _end(self, ended: Gone | HandedOff) -> PassSummary:
         """The service is gone, or left this deployment's selection (a hand-off: nothing is changed)."""
         if self._state.drift is not None:
             drift_report.record_gauge(self._key, 0)
-        if decision.handoff is not None:
-            self._state.handed_off = decision.handoff
-            return PassSummary(
-                outcome=PassOutcome.HANDED_OFF, message=decision.handoff, finished_at=workflow.now()
-            )
+        if isinstance(ended, HandedOff):
+            self._state.handed_off = ended.reason
+            return PassSummary(outcome=Outcome.HANDED_OFF, message=ended.reason, finished_at=workflow.now())
         self._state.gone = True
-        return PassSummary(outcome=PassOutcome.GONE, finished_at=workflow.now())
+        return PassSummary(outcome=Outcome.GONE, finished_at=workflow.now())
 
-    def _note_service(self, decision: PassDecision) -> None:
-        pass_telemetry.note_generation(decision.generation)
-        if self._state.uid is not None and decision.uid != self._state.uid:
-            workflow.logger.info("%s was deleted and created again (uid %s)", self._key, decision.uid)
-        self._state.uid = decision.uid
-
-    async def _write_phases(self, decision: PassDecision) -> tuple[int, RejectedWrite | None]:
-        """The writes, phase by phase in KServe's order; a refused write ends them."""
-        written = 0
-        for phase, method in PHASE_ACTIVITIES:
-            ops = decision.writes.get(phase.value)
-            if not ops:
-                continue
-            refs = {op.ref() for op in ops}
-            targets = [t for t in decision.targets if t.ref in refs]
-            request = ApplyInput(key=self._key, uid=decision.uid, writes=ops, targets=targets)
-            result = await self._write(method, request, summaries.describe_writes(ops))
-            written += result.written
-            if result.rejected is not None:
-                return written, result.rejected
-        return written, None
-
-    async def _write(
-        self, method: MethodSyncSingleParam[Any, ApplyInput, ApplyResult], request: ApplyInput, summary: str
-    ) -> ApplyResult:
-        try:
-            return await self._activity(method, request, summary)
-        except ActivityError as err:
-            if isinstance(err.cause, ApplicationError) and err.cause.type in errors.RESTART_PASS:
-                raise _PassRestartError(at_once=err.cause.type == errors.STALE_PLAN) from err
-            raise
-
-    async def _activity(
-        self, method: MethodSyncSingleParam[Any, ArgT, ResultT], arg: ArgT, summary: str
-    ) -> ResultT:
-        options = workflow.ActivityConfig(**ACTIVITY_OPTIONS, summary=summary)
-        return await workflow.execute_activity_method(method, arg, **options)
-
-    async def _local_activity(
-        self, method: MethodSyncSingleParam[Any, ArgT, ResultT], arg: ArgT, summary: str
-    ) -> ResultT:
-        options = workflow.LocalActivityConfig(**LOCAL_OPTIONS, summary=summary)
-        result: ResultT = await workflow.execute_local_activity_method(method, arg, **options)
-        return result
+    def _note_service(self, report: PassReport) -> None:
+        pass_telemetry.note_generation(report.generation)
+        if self._state.uid is not None and report.uid != self._state.uid:
+            workflow.logger.info("%s was deleted and created again (uid %s)", self._key, report.uid)
+        self._state.uid = report.uid

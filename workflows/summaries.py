@@ -8,26 +8,26 @@ from typing import Any
 
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
-from activities.models import ConditionState, PassDecision, PassOutcome, ServiceKey
+from activities.models import ConditionState, PassReport, ServiceKey
 from activities.payload_guard import clip
-from llmisvc_core.planner.plan import WriteOp
+from llmisvc_core.planner.plan import Outcome, WriteOp
 from workflows import drift_report
 from workflows.models import PassSummary, WorkflowState
 
 
 def pass_summary(
-    decision: PassDecision, written: int, status_written: bool, now: datetime, **replanned: Any
+    report: PassReport, written: int, status_written: bool, now: datetime, **replanned: Any
 ) -> PassSummary:
     """The summary of a planned pass; ``replanned`` overrides (outcome, message, conditions, url) after a
     write the API server refused."""
-    conditions: dict[str, ConditionState] = replanned.pop("conditions", None) or decision.conditions
+    conditions: dict[str, ConditionState] = replanned.pop("conditions", None) or report.conditions
     ready = conditions.get("RouterReady")
     summary = PassSummary(
-        outcome=decision.outcome,
-        message=decision.message,
+        outcome=report.outcome,
+        message=report.message,
         router_ready=ready.status if ready is not None else "Unknown",
         conditions={name: str(state) for name, state in conditions.items()},
-        url=decision.url,
+        url=report.url,
         writes=written,
         status_written=status_written,
         finished_at=now,
@@ -43,14 +43,14 @@ def failed_pass(err: ActivityError | ApplicationError, now: datetime) -> PassSum
     # str() of a FailureError already starts with its type: take the bare message to say it once.
     message = cause.message if isinstance(cause, FailureError) else err.message
     # Clipped: the summary is carried in the workflow's state (queries, continue-as-new input).
-    return PassSummary(outcome=PassOutcome.ERROR, message=clip(f"{kind}: {message}"), finished_at=now)
+    return PassSummary(outcome=Outcome.ERROR, message=clip(f"{kind}: {message}"), finished_at=now)
 
 
 def internal_error(err: Exception, now: datetime) -> PassSummary:
     """A pass stopped by an exception of the workflow's own code (a bug): said in one line."""
     text = " ".join(str(err).split())[:300]
     return PassSummary(
-        outcome=PassOutcome.ERROR, message=f"InternalError: {type(err).__name__}: {text}", finished_at=now
+        outcome=Outcome.ERROR, message=f"InternalError: {type(err).__name__}: {text}", finished_at=now
     )
 
 

@@ -17,10 +17,21 @@ from llmisvc_core.world.events import PlannedEvent
 
 
 class Outcome(StrEnum):
+    """How a pass ended: the planner's four outcomes, and the three the workflow ends a pass with without
+    a plan (the service gone, handed off to another deployment, a pass that could not complete)."""
+
     RECONCILED = "reconciled"
     PRECONDITION_NOT_MET = "precondition-not-met"
     INVALID_REFERENCES = "invalid-references"
     FAILED = "failed"
+    GONE = "gone"
+    ERROR = "error"
+    HANDED_OFF = "handed-off"  # the service left this deployment's selection (activities.management)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing left to retry: the next pass waits for a trigger or the resync."""
+        return self in (Outcome.RECONCILED, Outcome.GONE, Outcome.HANDED_OFF)
 
 
 class ObjectRef(BaseModel):

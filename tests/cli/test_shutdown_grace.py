@@ -14,7 +14,7 @@ from llmisvc_router import options
 from llmisvc_router.cli import build_parser
 from llmisvc_runtime.settings import OrchestratorSettings, SettingsError, WorkerSizing
 from worker.factory import build_worker
-from workflows.service_workflow import ATTEMPT_TIMEOUT
+from workflows.activity_options import ATTEMPT_TIMEOUT
 
 
 def test_the_default_grace_lets_a_whole_activity_attempt_finish() -> None:

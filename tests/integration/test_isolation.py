@@ -15,7 +15,7 @@ from functools import partial
 import pytest
 from temporalio.client import Client
 
-from activities.service_status import INVALID_SPEC
+from activities.invalid_spec import INVALID_SPEC
 from llmisvc_core import naming
 from llmisvc_core.limits import MAX_DEPTH
 from llmisvc_core.models.kube import HTTPROUTE

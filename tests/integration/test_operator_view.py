@@ -14,7 +14,8 @@ import pytest
 
 from activities.cluster_api import Wire
 from activities.events import EVENT
-from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
+from activities.invalid_spec import INVALID_SPEC
+from activities.service_status import ROUTER_READY_REASON
 from llmisvc_core import naming
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_runtime import logs

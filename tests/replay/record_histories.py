@@ -165,6 +165,19 @@ async def model_name_collision(env: WorkflowEnvironment, client: Client) -> Work
         return await svc.handle.fetch_history()
 
 
+async def invalid_spec(env: WorkflowEnvironment, client: Client) -> WorkflowHistory:
+    """A spec the router cannot read: the status writer says so; the re-check 10 s later, on the same
+    spec, reads only."""
+    svc = world.service()
+    svc["spec"]["model"]["lora"] = {"adapters": "all of them"}  # open schema: the router wants a list
+    cluster = FakeCluster([svc, *world.minimal_world()[1:]])
+    async with harness.running_service(client, cluster, label="invalid-spec") as running:
+        await running.passes(1)
+        await env.sleep(timedelta(seconds=11))
+        await running.passes(2)
+        return await running.handle.fetch_history()
+
+
 #: A rollout plan whose dwells are watched twice each: a short history with every kind of turn in it.
 ROLLOUT_PLAN = {
     "steps": [{"weight": w, "dwell_seconds": 60} for w in (10, 50, 100)],
@@ -206,6 +219,7 @@ SCENARIOS: dict[str, Scenario] = {
     "handed_off": handed_off,
     "rendered_rejected": rendered_rejected,
     "model_name_collision": model_name_collision,
+    "invalid_spec": invalid_spec,
     "rollout_paused_and_resumed": rollout_paused_and_resumed,
     "rollout_rolled_back": rollout_rolled_back,
 }

@@ -27,6 +27,7 @@ def test_histories_are_committed() -> None:
         "handed_off",
         "rendered_rejected",
         "model_name_collision",
+        "invalid_spec",
         "rollout_paused_and_resumed",
         "rollout_rolled_back",
     }

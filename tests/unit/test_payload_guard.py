@@ -10,9 +10,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from activities import errors, payload_guard
 from activities.cluster_api import ApiError
-from activities.models import PassDecision, PassOutcome
+from activities.models import PhaseWrites, Planned
 from activities.payload_guard import DEPTH_BOUND, PAYLOAD_BOUND, TOO_LARGE
-from llmisvc_core.planner.plan import WriteOp
+from llmisvc_core.planner.plan import Outcome, Phase, WriteOp
 
 NOW = "2026-12-01T06:00:00Z"
 
@@ -44,16 +44,17 @@ def route_write(value: Any) -> WriteOp:
     )
 
 
-def plan_with(value: Any) -> PassDecision:
-    return PassDecision(uid="u1", generation=3, writes={"routes": [route_write(value)]}, status={"url": "x"})
+def plan_with(value: Any) -> Planned:
+    routes = PhaseWrites(phase=Phase.ROUTES, writes=[route_write(value)])
+    return Planned(uid="u1", generation=3, phases=[routes], status={"url": "x"})
 
 
-def round_trip(decision: PassDecision) -> PassDecision:
+def round_trip(decision: Planned) -> Planned:
     """Through the worker's converter, as the history records it and the workflow reads it back."""
     payloads = pydantic_data_converter.payload_converter.to_payloads([decision])
     assert payloads[0].ByteSize() <= PAYLOAD_BOUND
-    (decoded,) = pydantic_data_converter.payload_converter.from_payloads(payloads, [PassDecision])
-    assert isinstance(decoded, PassDecision)
+    (decoded,) = pydantic_data_converter.payload_converter.from_payloads(payloads, [Planned])
+    assert isinstance(decoded, Planned)
     return decoded
 
 
@@ -65,11 +66,12 @@ def test_a_plan_that_fits_is_carried_as_it_is():
 def test_a_plan_over_the_size_bound_writes_nothing_and_names_the_longest_value_of_the_spec():
     name = "m" * 100_000
     raw = service({"model": {"name": name, "uri": "hf://x"}})
-    decision = plan_with(name).model_copy(update={"writes": {"routes": [route_write(name)] * 3}})
+    routes = PhaseWrites(phase=Phase.ROUTES, writes=[route_write(name)] * 3)
+    decision = plan_with(name).model_copy(update={"phases": [routes]})
 
     fitted = round_trip(payload_guard.fit_plan(decision, raw, NOW))
 
-    assert fitted.outcome == PassOutcome.FAILED and not any(fitted.writes.values())
+    assert fitted.outcome == Outcome.FAILED and not fitted.phases
     assert (fitted.uid, fitted.generation) == ("u1", 3)
     assert fitted.message is not None
     assert fitted.message.startswith("LLMInferenceService llm/opt is too large to handle: the plan of a ")
@@ -79,7 +81,7 @@ def test_a_plan_over_the_size_bound_writes_nothing_and_names_the_longest_value_o
         ("Ready", "False", TOO_LARGE),
         ("RouterReady", "False", TOO_LARGE),
     }
-    assert fitted.router_ready == "False"
+    assert fitted.conditions["RouterReady"].status == "False"
 
 
 @pytest.mark.parametrize("levels", [DEPTH_BOUND + 1, 300, 600, 5_000])
@@ -90,8 +92,9 @@ def test_a_plan_nested_deeper_than_the_bound_is_told_not_left_to_fail_in_seriali
 
     fitted = round_trip(payload_guard.fit_plan(plan_with(nested(levels)), raw, NOW))
 
-    assert fitted.message is not None and not any(fitted.writes.values())
-    assert f"nested {levels + 7} levels deep, more than the {DEPTH_BOUND}" in fitted.message
+    assert fitted.message is not None and not fitted.phases
+    # The plan, its phases, a phase, its writes, the write, the route, its spec and its hostnames wrap it.
+    assert f"nested {levels + 8} levels deep, more than the {DEPTH_BOUND}" in fitted.message
     assert "its deepest value is spec.model.lora.adapters[0].….x.x.x.x" in fitted.message
 
 
@@ -149,7 +152,7 @@ def test_an_api_message_quoting_a_large_value_is_clipped_in_the_failure_it_becom
 
 
 def test_the_message_of_a_plan_is_clipped_as_it_travels_on_in_the_workflows_state():
-    decision = PassDecision(message="e" * 50_000)
+    decision = Planned(message="e" * 50_000)
     fitted = payload_guard.fit_plan(decision, service({}), NOW)
     assert fitted.message == payload_guard.clip("e" * 50_000) and fitted.outcome == decision.outcome
 

@@ -25,7 +25,7 @@ from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
 from worker import factory
-from workflows import service_workflow as wf
+from workflows import activity_options as wf
 
 
 def seconds(value: timedelta | None) -> float:
