@@ -12,9 +12,10 @@ from collections.abc import Mapping
 
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities.cluster_api import ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
 from llmisvc_core import limits
 from llmisvc_core.models.kube import BUILTIN_TYPES, LLMISVC, ObjectKey, ResourceType
+from llmisvc_kube.api import ClusterApi, Wire
 
 #: The error type of a pass that read an object nested past ``limits.MAX_DEPTH`` (not retried: the
 #: object must change first, and a change signals the services that read it).

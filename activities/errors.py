@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from activities.cluster_api import ApiError
 from activities.payload_guard import clip
+from llmisvc_kube.api import ApiError, Failure
 
 TRANSIENT = "KubernetesUnavailable"
 TOO_MANY_REQUESTS = "KubernetesTooManyRequests"
@@ -32,7 +32,9 @@ def as_activity_error(err: ApiError) -> ApplicationError:
     if err.status == 429:
         delay = timedelta(seconds=err.retry_after) if err.retry_after else None
         return ApplicationError(message, type=TOO_MANY_REQUESTS, next_retry_delay=delay)
-    if err.is_transient:
+    if err.failure in (Failure.TRANSIENT, Failure.CONFLICT):
+        # A conflict outside the phase writes (a status write that kept conflicting after its own
+        # re-reads, a rollout's patch) is retried by Temporal: the new attempt reads again.
         return ApplicationError(message, type=TRANSIENT)
     return ApplicationError(f"HTTP {err.status}: {message}", type=REJECTED, non_retryable=True)
 

@@ -21,7 +21,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities import errors, heartbeats
-from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
 from activities.events import EventRecorder, EventSpec
 from activities.management import Management
 from activities.rollout_models import (
@@ -36,6 +36,7 @@ from llmisvc_core.httproute.routing_group import stored_group
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.rollout import decision
 from llmisvc_core.rollout.gates import MemberObservation, MetricSample
+from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 
 #: A write that loses the race to another write of the object (the router's own status, say) reads again
 #: and, when the weight is still the rollout's, tries again; this often, then it is left to Temporal.
@@ -138,7 +139,7 @@ class RolloutActivities:
             try:
                 written = self.api.patch_merge(LLMISVC, members.namespace, name, patch)
             except ApiError as err:
-                if err.status == 409 and attempt < CONFLICT_RETRIES:
+                if err.failure is Failure.CONFLICT and attempt < CONFLICT_RETRIES:
                     continue  # changed since the read: read again, and see whether the weight still is ours
                 raise
             if self.view is not None:

@@ -21,7 +21,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities import errors, heartbeats, payload_guard, phase_writes, service_status, shadow, write_guard
 from activities.cached_reader import CachedReader
-from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
 from activities.events import EventRecorder, EventSpec
 from activities.management import Management
 from activities.models import (
@@ -46,6 +46,7 @@ from llmisvc_core.planner import passes, phases
 from llmisvc_core.planner.plan import PassPlan, Phase, WriteOp
 from llmisvc_core.world.config import Environment
 from llmisvc_core.world.status_merge import merge_status
+from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +256,7 @@ class RouterActivities:
                 written = self.api.replace_status(LLMISVC, {**raw, "status": merged})
             except ApiError as err:
                 meta = raw.get("metadata") or {}
-                if err.status != 409 or attempt == STATUS_CONFLICT_RETRIES:
+                if err.failure is not Failure.CONFLICT or attempt == STATUS_CONFLICT_RETRIES:
                     raise
                 latest = self._read_live(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
                 if latest is None or (latest.get("metadata") or {}).get("uid") != meta.get("uid"):

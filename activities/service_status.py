@@ -12,13 +12,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
 from llmisvc_core.httproute import routing_group
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.planner.plan import WriteOp
 from llmisvc_core.world import conditions
 from llmisvc_core.world.status_merge import conditions_of, merge_status, type_of
+from llmisvc_kube.api import ApiError, ClusterApi, Wire
 
 INVALID_SPEC = "InvalidSpec"
 ROUTER_READY_REASON = "RouterReady"

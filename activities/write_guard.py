@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from activities.cluster_api import ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
 from activities.models import PlannedTarget, ServiceKey
 from llmisvc_core.models.kube import LLMISVC, ObjectKey
 from llmisvc_core.planner.plan import WriteOp
+from llmisvc_kube.api import ClusterApi, Wire
 
 
 class StalePlanError(Exception):

@@ -17,13 +17,13 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from activities.rollout_activities import observe
 from activities.rollout_models import RolloutMembers
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.rollout import plan as plans
 from llmisvc_core.rollout.plan import RolloutPlan
+from llmisvc_kube.api import ApiError
+from llmisvc_kube.client import KubeClusterApi
 from llmisvc_router import output, rollout_help
 from llmisvc_router.errors import CommandError
 from llmisvc_router.orchestrator_commands import connection_options, service_key

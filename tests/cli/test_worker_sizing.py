@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.kube_api import load_api_client
+from llmisvc_kube.client import load_api_client
 from llmisvc_router.cli import build_parser
 from llmisvc_router.orchestrator_commands import _settings
 from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG

@@ -8,14 +8,14 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from activities.cluster_api import Wire
 from activities.events import EVENT
-from activities.kube_api import KubeClusterApi
 from llmisvc_core.models.kube import ResourceType
+from llmisvc_kube.api import Wire
+from llmisvc_kube.client import KubeClusterApi
 
 
 class RecordingClusterApi:
-    """The worker's :class:`~activities.cluster_api.ClusterApi`: passes every call to ``KubeClusterApi``
+    """The worker's :class:`~llmisvc_kube.api.ClusterApi`: passes every call to ``KubeClusterApi``
     and remembers each write that succeeded, with the body sent, so a test can compare what a live pass
     wrote with what ``plan`` printed."""
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.service_status import INVALID_SPEC, ROUTER_READY_REASON
 from llmisvc_core import naming
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_kube.api import Wire
 from llmisvc_runtime import logs
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until

@@ -12,8 +12,8 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus as Status
 
 from activities import errors
-from activities.cluster_api import ApiError
 from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
+from llmisvc_kube.api import ApiError
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
