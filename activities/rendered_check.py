@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from temporalio.exceptions import ApplicationError
-
 from activities import errors
+from activities.errors import ErrorType
 from activities.payload_guard import clip
 from llmisvc_core.merge import rendered_validation
 from llmisvc_core.merge.rendered_validation import Verdict
@@ -50,8 +49,8 @@ def plan_checked(
             return result, asked
         asked = judge(api, result.dry_run)
         verdicts[asked.digest] = asked
-    raise ApplicationError(
-        "the merged spec kept changing while the API server checked it", type=errors.TRANSIENT
+    raise errors.transient(
+        ErrorType.TRANSIENT, "the merged spec kept changing while the API server checked it"
     )
 
 

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities import errors, heartbeats
 from activities.cluster_view import ClusterView
+from activities.errors import ErrorType
 from activities.events import EventRecorder, EventSpec
 from activities.management import Management
 from activities.rollout_models import (
@@ -42,7 +42,6 @@ from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 #: and, when the weight is still the rollout's, tries again; this often, then it is left to Temporal.
 CONFLICT_RETRIES = 3
 EVENT_ACTION = "Rollout"
-SHADOW_MODE = "ShadowMode"
 SHADOW_REFUSAL = (
     "this worker runs in shadow mode and writes nothing; run the rollout on a worker in write mode"
 )
@@ -97,9 +96,7 @@ class RolloutActivities:
     @activity.defn(name="write_rollout_weights")
     def write_rollout_weights(self, request: WriteWeightsInput) -> WriteWeightsResult:
         if self.management.shadow:  # the workflow pauses, saying why
-            raise ApplicationError(
-                SHADOW_REFUSAL, type=SHADOW_MODE, non_retryable=True, category=ApplicationErrorCategory.BENIGN
-            )
+            raise errors.permanent(ErrorType.SHADOW_MODE, SHADOW_REFUSAL, benign=True)
         members = request.members
         # The service that loses weight first: the candidate's share stays between the old and the new.
         order = [

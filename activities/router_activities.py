@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities import errors, heartbeats, payload_guard, phase_writes, service_status, shadow, write_guard
 from activities.cached_reader import CachedReader
 from activities.cluster_view import ClusterView
+from activities.errors import ErrorType
 from activities.events import EventRecorder, EventSpec
 from activities.management import Management
 from activities.models import (
@@ -50,8 +50,6 @@ from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 
 log = logging.getLogger(__name__)
 
-INVALID_OBJECT = "InvalidLLMInferenceService"
-CACHE_NOT_SYNCED = "ClusterCacheNotSynced"
 #: How long a pass waits for the cache's first lists, and for it to catch up with a trigger's versions
 #: (then it reads those objects from the API instead).
 SYNC_TIMEOUT = 20.0
@@ -72,12 +70,8 @@ def _service(
             message = f"field {'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}"
     if on_invalid is not None:  # tell Kubernetes too: status and an Event (activities.service_status)
         on_invalid(message)
-    raise ApplicationError(
-        f"LLMInferenceService {key}: {message}",
-        type=INVALID_OBJECT,
-        non_retryable=True,
-        category=ApplicationErrorCategory.BENIGN,  # the user's to fix: no traceback in the worker's log
-    )
+    # The user's to fix: benign, no traceback in the worker's log.
+    raise errors.permanent(ErrorType.INVALID_OBJECT, f"LLMInferenceService {key}: {message}", benign=True)
 
 
 def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:
@@ -165,9 +159,9 @@ class RouterActivities:
     def _wait_fresh(self, seen: list[SeenVersion]) -> None:
         """A cold cache never plans: wait for its first lists, then for the versions the triggers saw."""
         if not self.view.wait_synced(SYNC_TIMEOUT):
-            raise ApplicationError(
+            raise errors.transient(
+                ErrorType.CACHE_NOT_SYNCED,
                 f"the cluster cache has not listed {', '.join(self.view.unsynced())} yet",
-                type=CACHE_NOT_SYNCED,
             )
         with errors.translated():
             behind = self.view.wait_for(seen, FRESHNESS_TIMEOUT)

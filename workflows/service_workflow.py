@@ -21,6 +21,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.types import MethodSyncSingleParam
 
 from activities import errors
+from activities.errors import ErrorType
 from activities.models import (
     ApplyInput,
     ApplyResult,
@@ -303,8 +304,8 @@ class LLMInferenceServiceWorkflow:
                     continue
                 delay = min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
                 await workflow.sleep(delay, summary=descriptions.restart_summary(delay))
-        raise ApplicationError(
-            f"the writes of {self._key} kept conflicting with other writers", type="Conflicts"
+        raise errors.transient(
+            ErrorType.KEPT_CONFLICTING, f"the writes of {self._key} kept conflicting with other writers"
         )
 
     async def _plan_and_apply(self, seen: list[SeenVersion]) -> PassSummary:
@@ -401,7 +402,7 @@ class LLMInferenceServiceWorkflow:
             return await self._activity(method, request, summary)
         except ActivityError as err:
             if isinstance(err.cause, ApplicationError) and err.cause.type in errors.RESTART_PASS:
-                raise _PassRestartError(at_once=err.cause.type == errors.STALE_PLAN) from err
+                raise _PassRestartError(at_once=err.cause.type == ErrorType.STALE_PLAN) from err
             raise
 
     async def _activity(

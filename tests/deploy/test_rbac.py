@@ -23,8 +23,9 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from temporalio.exceptions import ApplicationError
 
+from activities.errors import ErrorType
 from activities.models import ApplyInput, EvaluateInput, FetchInput, ServiceKey, StopInput
-from activities.router_activities import INVALID_OBJECT, RouterActivities
+from activities.router_activities import RouterActivities
 from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core import naming
@@ -178,7 +179,7 @@ def _exercise_worker(
         try:
             run_pass(activities, key)
         except ApplicationError as err:
-            assert err.type == INVALID_OBJECT
+            assert err.type == ErrorType.INVALID_OBJECT
 
 
 def reject_v1alpha2(cluster: Cluster, custom: k8s.CustomObjectsApi, key: ServiceKey) -> None:

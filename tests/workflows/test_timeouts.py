@@ -19,6 +19,7 @@ from temporalio.testing import ActivityEnvironment
 from urllib3.util import Retry
 
 from activities import attempts, heartbeats, router_activities
+from activities.errors import ErrorType
 from activities.router_activities import RouterActivities
 from llmisvc_kube import api
 from llmisvc_kube.client import load_api_client
@@ -95,7 +96,7 @@ def test_an_attempt_starts_no_request_that_could_outlast_it() -> None:
     activity_env(start_to_close=30.0).run(next_request)  # 30 s left: room for one request
     with pytest.raises(ApplicationError) as ended:
         activity_env(start_to_close=api.REQUEST_BUDGET - 1).run(next_request)
-    assert ended.value.type == attempts.OUT_OF_TIME and not ended.value.non_retryable
+    assert ended.value.type == ErrorType.OUT_OF_TIME and not ended.value.non_retryable
 
 
 def test_a_cancelled_attempt_makes_no_further_request() -> None:
