@@ -12,6 +12,7 @@ RUN uv sync --frozen --no-dev --no-install-project
 COPY llmisvc_core/ llmisvc_core/
 COPY activities/ activities/
 COPY llmisvc_cache/ llmisvc_cache/
+COPY llmisvc_kube/ llmisvc_kube/
 COPY workflows/ workflows/
 COPY worker/ worker/
 COPY llmisvc_runtime/ llmisvc_runtime/

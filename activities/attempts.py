@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.exceptions import CancelledError
 
-OUT_OF_TIME = "AttemptOutOfTime"
+from activities import errors
+from activities.errors import ErrorType
 
 
 class Attempt:
@@ -43,8 +44,8 @@ class Attempt:
             return
         left = self.limit - (time.monotonic() - self.started)
         if left < self.request_budget:
-            raise ApplicationError(
+            raise errors.transient(
+                ErrorType.OUT_OF_TIME,
                 f"{left:.1f}s left of the attempt, less than one request may take "
                 f"({self.request_budget:.0f}s): ending it so the next attempt does not overlap it",
-                type=OUT_OF_TIME,
             )

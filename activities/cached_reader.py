@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
-
-from activities.cluster_api import ClusterApi, ClusterView, Wire
+from activities import errors
+from activities.cluster_view import ClusterView
+from activities.errors import ErrorType
 from llmisvc_core import limits
 from llmisvc_core.models.kube import BUILTIN_TYPES, LLMISVC, ObjectKey, ResourceType
-
-#: The error type of a pass that read an object nested past ``limits.MAX_DEPTH`` (not retried: the
-#: object must change first, and a change signals the services that read it).
-TOO_DEEP = "ObjectNestedTooDeep"
+from llmisvc_kube.api import ClusterApi, Wire
 
 
 class CachedReader:
@@ -80,9 +77,6 @@ def _bounded(type_: ResourceType, obj: Wire | None) -> None:
     if problem is not None:
         meta = obj.get("metadata") if obj is not None else None
         where = f"{meta.get('namespace') or ''}/{meta.get('name')}" if isinstance(meta, dict) else "?"
-        raise ApplicationError(
-            f"{type_.kind} {where.lstrip('/')}: {problem}",
-            type=TOO_DEEP,
-            non_retryable=True,
-            category=ApplicationErrorCategory.BENIGN,
+        raise errors.permanent(
+            ErrorType.TOO_DEEP, f"{type_.kind} {where.lstrip('/')}: {problem}", benign=True
         )

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from activities.cluster_api import ApiError, ClusterApi, Wire
 from llmisvc_core.models.kube import ResourceType
+from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 
 EVENT = ResourceType("events.k8s.io", "v1", "Event", "events")
 CONTROLLER = "llmisvc-router"
@@ -65,7 +65,7 @@ def regarding(obj: Wire) -> dict[str, Any]:
 
 
 class EventRecorder:
-    """Records Events through a :class:`~activities.cluster_api.ClusterApi`; safe across activity threads."""
+    """Records Events through a :class:`~llmisvc_kube.api.ClusterApi`; safe across activity threads."""
 
     def __init__(self, api: ClusterApi, instance: str | None = None) -> None:
         self.api = api
@@ -119,7 +119,7 @@ class EventRecorder:
         try:
             self.api.patch_merge(EVENT, target.get("namespace", ""), series.name, patch)
         except ApiError as err:
-            if err.status != 404:
+            if err.failure is not Failure.ABSENT:
                 raise
             # Expired (the API server keeps Events for an hour) or deleted: start a new one.
             series.name, series.count = self._create(target, event, series.last), 1

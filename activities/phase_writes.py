@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 
 from activities import attempts, errors, heartbeats, payload_guard, service_status, write_guard
-from activities.cluster_api import REQUEST_BUDGET, ApiError, ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
 from activities.events import EventRecorder
 from activities.models import ApplyInput, ApplyResult, PlannedTarget, RejectedWrite
 from llmisvc_core.models.kube import ResourceType
 from llmisvc_core.planner.plan import WriteOp
+from llmisvc_kube.api import REQUEST_BUDGET, ApiError, ClusterApi, Failure, Wire
 
 
 def read_live(
@@ -63,12 +64,12 @@ class PhaseWriter:
             try:
                 wrote = self._write(op, planned.get(op.ref()), request.uid, attempt)
             except ApiError as err:
-                if err.status == 409:
+                if err.failure is Failure.CONFLICT:
                     self._refresh(op)
                     if op.delete is not None:  # a precondition failed: the object is not the one planned
                         raise write_guard.StalePlanError(f"{op.describe()}: {err.message}") from err
                     raise errors.stale_write(err) from err
-                if err.is_transient:
+                if err.failure is Failure.TRANSIENT:
                     raise errors.as_activity_error(err) from err
                 told.refused(op, err.message)
                 return ApplyResult(

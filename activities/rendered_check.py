@@ -10,22 +10,21 @@ that pass routes by, and the history records the verdict in the pass's own marke
 
 Every answer is a verdict, as in KServe: a 422 ``Invalid`` rejects the spec; any other failure (no
 answer, 5xx, 403 …) means it was not checked, so ``PresetsCombined`` is ``Unknown`` and the re-check
-asks again (fast failures were already tried again inside the request, ``activities.kube_api``).
+asks again (fast failures were already tried again inside the request, ``llmisvc_kube.client``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from temporalio.exceptions import ApplicationError
-
 from activities import errors
-from activities.cluster_api import ApiError, ClusterApi, Wire
+from activities.errors import ErrorType
 from activities.payload_guard import clip
 from llmisvc_core.merge import rendered_validation
 from llmisvc_core.merge.rendered_validation import Verdict
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.planner.plan import PassPlan
+from llmisvc_kube.api import ApiError, ClusterApi, Wire
 
 #: Plans a pass with the verdicts given (None: skip the check).
 Planner = Callable[[Mapping[str, Verdict] | None], PassPlan]
@@ -50,8 +49,8 @@ def plan_checked(
             return result, asked
         asked = judge(api, result.dry_run)
         verdicts[asked.digest] = asked
-    raise ApplicationError(
-        "the merged spec kept changing while the API server checked it", type=errors.TRANSIENT
+    raise errors.transient(
+        ErrorType.TRANSIENT, "the merged spec kept changing while the API server checked it"
     )
 
 

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities import errors, heartbeats
-from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
+from activities.errors import ErrorType
 from activities.events import EventRecorder, EventSpec
 from activities.management import Management
 from activities.rollout_models import (
@@ -36,12 +36,12 @@ from llmisvc_core.httproute.routing_group import stored_group
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.rollout import decision
 from llmisvc_core.rollout.gates import MemberObservation, MetricSample
+from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 
 #: A write that loses the race to another write of the object (the router's own status, say) reads again
 #: and, when the weight is still the rollout's, tries again; this often, then it is left to Temporal.
 CONFLICT_RETRIES = 3
 EVENT_ACTION = "Rollout"
-SHADOW_MODE = "ShadowMode"
 SHADOW_REFUSAL = (
     "this worker runs in shadow mode and writes nothing; run the rollout on a worker in write mode"
 )
@@ -96,9 +96,7 @@ class RolloutActivities:
     @activity.defn(name="write_rollout_weights")
     def write_rollout_weights(self, request: WriteWeightsInput) -> WriteWeightsResult:
         if self.management.shadow:  # the workflow pauses, saying why
-            raise ApplicationError(
-                SHADOW_REFUSAL, type=SHADOW_MODE, non_retryable=True, category=ApplicationErrorCategory.BENIGN
-            )
+            raise errors.permanent(ErrorType.SHADOW_MODE, SHADOW_REFUSAL, benign=True)
         members = request.members
         # The service that loses weight first: the candidate's share stays between the old and the new.
         order = [
@@ -138,7 +136,7 @@ class RolloutActivities:
             try:
                 written = self.api.patch_merge(LLMISVC, members.namespace, name, patch)
             except ApiError as err:
-                if err.status == 409 and attempt < CONFLICT_RETRIES:
+                if err.failure is Failure.CONFLICT and attempt < CONFLICT_RETRIES:
                     continue  # changed since the read: read again, and see whether the weight still is ours
                 raise
             if self.view is not None:

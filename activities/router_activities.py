@@ -19,7 +19,6 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from activities import (
     errors,
@@ -32,7 +31,8 @@ from activities import (
     write_guard,
 )
 from activities.cached_reader import CachedReader
-from activities.cluster_api import ApiError, ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
+from activities.errors import ErrorType
 from activities.events import EventRecorder, EventSpec
 from activities.management import Management
 from activities.models import (
@@ -62,11 +62,10 @@ from llmisvc_core.planner import passes, phases
 from llmisvc_core.planner.plan import PassPlan
 from llmisvc_core.world.config import Environment
 from llmisvc_core.world.status_merge import merge_status
+from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 
 log = logging.getLogger(__name__)
 
-INVALID_OBJECT = "InvalidLLMInferenceService"
-CACHE_NOT_SYNCED = "ClusterCacheNotSynced"
 #: How long a pass waits for the cache's first lists, and for it to catch up with a trigger's versions
 #: (then it reads those objects from the API instead).
 SYNC_TIMEOUT = 20.0
@@ -91,12 +90,8 @@ def _service(raw: dict[str, object], key: ServiceKey) -> LLMInferenceService:
     svc = _parsed(raw)
     if isinstance(svc, LLMInferenceService):
         return svc
-    raise ApplicationError(
-        f"LLMInferenceService {key}: {svc}",
-        type=INVALID_OBJECT,
-        non_retryable=True,
-        category=ApplicationErrorCategory.BENIGN,  # the user's to fix: no traceback in the worker's log
-    )
+    # The user's to fix: benign, no traceback in the worker's log.
+    raise errors.permanent(ErrorType.INVALID_OBJECT, f"LLMInferenceService {key}: {svc}", benign=True)
 
 
 def _status_body(raw: Wire, status: dict[str, Any]) -> Wire:
@@ -187,7 +182,9 @@ class RouterActivities:
         status = invalid_spec.router_part(stored, merged)
         return InvalidSpec(
             uid=meta.get("uid"),
-            message=payload_guard.clip(f"{INVALID_OBJECT}: LLMInferenceService {request.key}: {problem}"),
+            message=payload_guard.clip(
+                f"{ErrorType.INVALID_OBJECT}: LLMInferenceService {request.key}: {problem}"
+            ),
             status=None if self.management.shadow or merge_status(stored, status) == stored else status,
             live_reads=live_reads,
         )
@@ -209,9 +206,9 @@ class RouterActivities:
     def _wait_fresh(self, seen: list[SeenVersion]) -> None:
         """A cold cache never plans: wait for its first lists, then for the versions the triggers saw."""
         if not self.view.wait_synced(SYNC_TIMEOUT):
-            raise ApplicationError(
+            raise errors.transient(
+                ErrorType.CACHE_NOT_SYNCED,
                 f"the cluster cache has not listed {', '.join(self.view.unsynced())} yet",
-                type=CACHE_NOT_SYNCED,
             )
         with errors.translated():
             behind = self.view.wait_for(seen, FRESHNESS_TIMEOUT)
@@ -304,7 +301,7 @@ class RouterActivities:
                 written = self.api.replace_status(LLMISVC, _status_body(raw, merged))
             except ApiError as err:
                 meta = raw.get("metadata") or {}
-                if err.status != 409 or attempt == STATUS_CONFLICT_RETRIES:
+                if err.failure is not Failure.CONFLICT or attempt == STATUS_CONFLICT_RETRIES:
                     raise
                 latest = self._read_live(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
                 if latest is None or (latest.get("metadata") or {}).get("uid") != meta.get("uid"):

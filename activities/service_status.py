@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from activities.cluster_api import ApiError, ClusterApi, Wire
 from activities.events import NORMAL, WARNING, EventRecorder, EventSpec
 from activities.invalid_spec import condition, same
 from llmisvc_core.httproute import routing_group
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.planner.plan import WriteOp
 from llmisvc_core.world import conditions
+from llmisvc_kube.api import ApiError, ClusterApi, Wire
 
 ROUTER_READY_REASON = "RouterReady"
 NOT_READY_REASON = "RouterNotReady"

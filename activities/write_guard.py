@@ -12,8 +12,9 @@ resourceVersion, or that it was absent), and the write activity checks, on every
 - every DELETE carries preconditions (uid, and the resourceVersion at which the object was last seen
   to be ours), so the API server refuses it if the object was replaced or changed in between.
 
-A mismatch is not retried: the activity ends with :data:`activities.errors.STALE_PLAN` and the workflow
-plans again at once from fresh reads. The service's own check that an object is ours is the core's
+A mismatch is not retried: the activity ends with ``StalePlan``
+(:attr:`activities.errors.ErrorType.STALE_PLAN`) and the workflow plans again at once from fresh reads.
+The service's own check that an object is ours is the core's
 (``llmisvc_core.world.writes.is_controlled_by``); this module only compares what was planned with what is.
 """
 
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from activities.cluster_api import ClusterApi, ClusterView, Wire
+from activities.cluster_view import ClusterView
 from activities.models import PlannedTarget, ServiceKey
 from llmisvc_core.models.kube import LLMISVC, ObjectKey
 from llmisvc_core.planner.plan import WriteOp
+from llmisvc_kube.api import ClusterApi, Wire
 
 
 class StalePlanError(Exception):

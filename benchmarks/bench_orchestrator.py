@@ -32,13 +32,13 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from benchmarks.kube_stack import KubeStack
 from benchmarks.scale_stack import kube_stack
 from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
+from llmisvc_kube.api import ApiError
+from llmisvc_kube.client import KubeClusterApi
 from llmisvc_runtime.environment import environment_from
 from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_watcher.runner import run_watcher, stop_cache

@@ -37,7 +37,6 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from activities.kube_api import KubeClusterApi
 from activities.models import ApplyInput, EvaluateInput, FetchInput, Planned, ServiceKey
 from activities.router_activities import RouterActivities
 from benchmarks import scale_analysis as analysis
@@ -47,6 +46,7 @@ from benchmarks.scale_temporal import TemporalRun, noop_pass, run_temporal
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.planner.plan import Phase
+from llmisvc_kube.client import KubeClusterApi
 from llmisvc_runtime.environment import environment_from
 from worker.factory import DATA_CONVERTER
 from workflows import search_attributes

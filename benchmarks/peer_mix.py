@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from activities.kube_api import KubeClusterApi
 from benchmarks.kube_stack import KSERVE_NAMESPACE
 from llmisvc_core.models.kube import (
     GATEWAY,
@@ -31,6 +30,7 @@ from llmisvc_core.models.kube import (
     ResourceType,
 )
 from llmisvc_devstack import fidelity
+from llmisvc_kube.client import KubeClusterApi
 from tests import builders as b
 
 Wire = dict[str, Any]

@@ -18,12 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from benchmarks.kube_stack import CONTROLLER_AGENT, KubeStack
 from benchmarks.procs import START_TIMEOUT, free_port
 from llmisvc_core import naming
 from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
+from llmisvc_kube.api import ApiError
+from llmisvc_kube.client import KubeClusterApi
 from tests import builders as b
 
 Wire = dict[str, Any]

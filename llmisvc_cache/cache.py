@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 from llmisvc_cache.model import DELETED, LoopHealth, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
 from llmisvc_cache.store import resource_version
-from llmisvc_cache.watch_loop import ApiClient, ResourceWatch
+from llmisvc_cache.watch_loop import ResourceWatch
 from llmisvc_core.models import kube
 from llmisvc_core.models.kube import BUILTIN_TYPES, ObjectKey, ResourceType
+from llmisvc_kube.client import ApiClient
 
 Listener = Callable[[WatchEvent], None]
 #: How long an overlay entry may stand in for the watch (a written object outside every selector, or a

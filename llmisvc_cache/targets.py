@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.model import Tuning, WatchTarget
-from llmisvc_cache.watch_loop import ApiClient
 from llmisvc_core import naming
 from llmisvc_core.models import kube
 from llmisvc_core.world.config import CONFIGMAP_NAME, Environment
+from llmisvc_kube.client import ApiClient
 
 
 def dependent_targets(namespaces: Sequence[str], env: Environment) -> list[WatchTarget]:

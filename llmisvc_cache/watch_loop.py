@@ -1,12 +1,13 @@
 """List+watch loops over the Kubernetes API, one thread per collection: the informers behind the
-cluster cache. With ``activities.kube_api``, the only module that imports the ``kubernetes`` client.
+cluster cache. The requests and the stream are :mod:`llmisvc_kube.stream`'s; their failures are read as
+every API failure is (:class:`~llmisvc_kube.api.Failure`).
 
 Each loop keeps the last state it knows of every object in a :class:`~llmisvc_cache.store.TargetStore`
 (which the cache reads), so nothing is missed whatever happens to the stream: a watch that ends or
 breaks is resumed from the last resourceVersion seen (bookmarks included); when the server answers 410
 Gone the loop lists again and reports the difference from what it knew — additions, changes (another
-resourceVersion) and deletions. A kind that is not served (its CRD is not installed: 404) reads as an
-empty collection and is polled with backoff until it appears; a CRD event can
+resourceVersion) and deletions. A kind that is not served (its CRD is not installed: absent, 404) reads
+as an empty collection and is polled with backoff until it appears; a CRD event can
 :meth:`~ResourceWatch.wake` the loop so it does not wait out the backoff, which then starts again from
 its first step (kube-apiserver serves a kind moments after its CRD's last event). A 429 with
 ``Retry-After`` is tried again after that pause, as client-go does: kube-apiserver answers so ("storage is
@@ -19,73 +20,25 @@ says whether the loop has listed and since when its requests fail, for the readi
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
-
-import urllib3
-from kubernetes import client as k8s
-from kubernetes.watch.watch import iter_resp_lines
 
 from llmisvc_cache.model import ADDED, DELETED, MODIFIED, LoopHealth, Tuning, WatchEvent, WatchTarget, Wire
 from llmisvc_cache.store import TargetStore, object_key, resource_version
-from llmisvc_core.models.kube import collection_path
+from llmisvc_kube.api import ApiError, Failure
+from llmisvc_kube.client import ApiClient
+from llmisvc_kube.stream import LIST_READ_TIMEOUT, Collection, get_collection
 
 log = logging.getLogger(__name__)
 
-JSON = "application/json"
-CONNECT_TIMEOUT = 5.0
-LIST_READ_TIMEOUT = 60.0
 QUICK_END_SECONDS = 1.0  # a watch that ends this fast with nothing in it is treated as a failure
 
 Key = tuple[str, str]
 Emit = Callable[[WatchEvent], None]
-ApiClient = k8s.ApiClient  # so the other watcher modules can name the type without importing kubernetes
-
-
-class KubernetesUnreachable(Exception):  # noqa: N818 - reads as the state it reports
-    """The API server did not answer a plain version request."""
-
-
-def check_reachable(api_client: ApiClient, timeout: float = 10.0) -> None:
-    """Fail fast at start-up with one readable line when the API server cannot be reached."""
-    host = api_client.configuration.host
-    try:
-        k8s.VersionApi(api_client).get_code(_request_timeout=(CONNECT_TIMEOUT, timeout))
-    except k8s.ApiException as err:
-        raise KubernetesUnreachable(
-            f"the Kubernetes API at {host} answered {err.status} {err.reason}"
-        ) from err
-    except (urllib3.exceptions.HTTPError, OSError) as err:
-        reason = str(getattr(err, "reason", None) or err)
-        # urllib3 prefixes the connection's repr ("HTTPConnection(host=..., port=...): "); the URL says it.
-        reason = reason.split("): ", 1)[-1]
-        raise KubernetesUnreachable(f"cannot reach the Kubernetes API at {host}: {reason}") from err
-
-
-class _Gone(Exception):  # noqa: N818 - a signal to relist, not an error
-    """410: the server no longer has the events after our resourceVersion."""
-
-
-class _NotServed(Exception):  # noqa: N818 - a state of the cluster, not an error
-    """404: the kind is not installed (no CRD yet, or it was removed)."""
-
-
-class _FailedError(Exception):
-    """Any other answer that is not a success; retried with backoff."""
-
-
-class _RetryAfter(Exception):  # noqa: N818 - the server's request for a pause, not an error
-    """429 with ``Retry-After``: the server says when to ask again."""
-
-    def __init__(self, message: str, seconds: float) -> None:
-        super().__init__(message)
-        self.seconds = seconds
 
 
 class ResourceWatch:
@@ -103,7 +56,7 @@ class ResourceWatch:
         self._stopping = threading.Event()
         self._wake = threading.Event()
         self._lock = threading.Lock()
-        self._response: urllib3.HTTPResponse | None = None
+        self._stream: Collection | None = None
         self._started = time.monotonic()
         #: When the current run of failures began and the latest one; None while the server answers.
         #: One tuple, replaced whole, so the probe's thread never reads half of it.
@@ -123,11 +76,9 @@ class ResourceWatch:
         self._stopping.set()
         self._wake.set()
         with self._lock:
-            response = self._response
-        if response is not None:
-            # Already finished or released: nothing to interrupt.
-            with contextlib.suppress(ValueError, RuntimeError, OSError):
-                response.shutdown()
+            stream = self._stream
+        if stream is not None:
+            stream.cut()
 
     def join(self, timeout: float) -> bool:
         self._thread.join(timeout)
@@ -144,9 +95,12 @@ class ResourceWatch:
             failing[1] if failing else "",
         )
 
-    def _failed(self, description: str) -> None:
-        since = self._failing[0] if self._failing else time.monotonic()
-        self._failing = (since, description)
+    def _failed(self, err: Exception) -> None:
+        self._failing = self._failing_since(_describe(err))
+        log.warning("watch of %s failed (%s); retrying", self.target, _describe(err))
+
+    def _failing_since(self, description: str) -> tuple[float, str]:
+        return (self._failing[0] if self._failing else time.monotonic(), description)
 
     # --- the loop ------------------------------------------------------------------------------------
 
@@ -161,25 +115,27 @@ class ResourceWatch:
                     failures = 0
                     continue
                 failures += 1  # ended at once with nothing in it: do not spin
-            except _Gone:
-                log.info("watch of %s expired (410 Gone): listing again", self.target)
-                self._version = None
-                continue
-            except _RetryAfter as asked:
-                self._failed(str(asked))
-                log.debug("%s: %s; listing again in %.1fs", self.target, asked, asked.seconds)
-                self._wait(min(asked.seconds, self._tuning.backoff_cap))
-                continue
-            except _NotServed:
-                self._forget_all()
-                self.synced.set()
-                self._version = None
+            except ApiError as err:
+                if err.expired:
+                    log.info("watch of %s expired (410 Gone): listing again", self.target)
+                    self._version = None
+                    continue
+                if err.status == 429 and err.retry_after is not None:
+                    self._failing = self._failing_since(_describe(err))
+                    log.debug("%s: %s; listing again in %.1fs", self.target, err, err.retry_after)
+                    self._wait(min(err.retry_after, self._tuning.backoff_cap))
+                    continue
                 failures += 1
-                log.debug("%s is not served (yet): retrying", self.target)
+                if err.failure is Failure.ABSENT:
+                    self._forget_all()
+                    self.synced.set()
+                    self._version = None
+                    log.debug("%s is not served (yet): retrying", self.target)
+                else:
+                    self._failed(err)
             except Exception as err:  # any failure, known or not, must not end the loop
                 failures += 1
-                self._failed(_describe(err))
-                log.warning("watch of %s failed (%s); retrying", self.target, _describe(err))
+                self._failed(err)
             if self._pause(failures):
                 failures = 0  # woken (a CRD changed): the kind may be served now, or within moments
 
@@ -195,11 +151,7 @@ class ResourceWatch:
 
     def _relist(self) -> None:
         """List, report what differs from the last known state, and resume from the list's version."""
-        response = self._get(self._query())
-        try:
-            body = json.loads(response.data or b"{}")
-        finally:
-            response.release_conn()
+        body = self._get(self._query()).body()
         initial = not self._listed
         current = {object_key(obj): obj for obj in (self._stamp(item) for item in body.get("items") or [])}
         known = self.store.snapshot()
@@ -234,30 +186,24 @@ class ResourceWatch:
         read_timeout = self._tuning.watch_timeout_seconds + 15.0
         started = time.monotonic()
         progressed = False
-        response = self._get(query, read_timeout)
+        stream = self._get(query, read_timeout)
         with self._lock:
-            self._response = response
+            self._stream = stream
         try:
-            for event in _events(response):
+            for event in stream.events():
                 self._version = self._handle(event) or self._version
                 progressed = True
-        except (urllib3.exceptions.HTTPError, OSError):
-            if not self._stopping.is_set():
-                raise
+        except ApiError as err:
+            if err.status != 0 or not self._stopping.is_set():
+                raise  # a stream cut by stop() ends quietly
         finally:
             with self._lock:
-                self._response = None
-            response.close()  # never hand a cut or half-read stream back to the pool
-            response.release_conn()
+                self._stream = None
+            stream.close()
         return progressed or time.monotonic() - started >= QUICK_END_SECONDS
 
     def _handle(self, event: dict[str, Any]) -> str | None:
         kind, obj = event.get("type"), event.get("object") or {}
-        if kind == "ERROR":
-            code = obj.get("code")
-            if code == 410:
-                raise _Gone()
-            raise _FailedError(f"watch error {code}: {obj.get('message')}")
         if kind == "BOOKMARK":
             return resource_version(obj) or None
         if kind not in (ADDED, MODIFIED, DELETED):
@@ -297,31 +243,18 @@ class ResourceWatch:
             query.append(("fieldSelector", self.target.field_selector))
         return query
 
-    def _get(self, query: list[tuple[str, str]], read_timeout: float = LIST_READ_TIMEOUT) -> Any:
-        """GET the collection; the raw urllib3 response (not yet read) on success."""
-        path = collection_path(self.target.resource, self.target.namespace)
-        _, url, headers, _, _ = self._api_client.param_serialize(
-            "GET", path, query_params=query, header_params={"Accept": JSON}, auth_settings=["BearerToken"]
-        )
-        answer = self._api_client.call_api(
-            "GET", url, headers, _request_timeout=(CONNECT_TIMEOUT, read_timeout)
-        )
-        response = answer.response
-        if response.status in (200, 404, 410):
-            self._failing = None  # the server answers: whatever failed before is over
-        if response.status == 200:
-            return response
-        data = response.data
-        response.release_conn()
-        if response.status == 410:
-            raise _Gone()
-        if response.status == 404:
-            raise _NotServed()
-        message = f"GET {path}: HTTP {response.status}: {_message(data)}"
-        pause = _retry_after(response) if response.status == 429 else None
-        if pause is not None:
-            raise _RetryAfter(message, pause)
-        raise _FailedError(message)
+    def _get(self, query: list[tuple[str, str]], read_timeout: float = LIST_READ_TIMEOUT) -> Collection:
+        """GET the collection; its open answer on success."""
+        try:
+            stream = get_collection(
+                self._api_client, self.target.resource, self.target.namespace, query, read_timeout
+            )
+        except ApiError as err:
+            if err.failure is Failure.ABSENT or err.expired:
+                self._failing = None  # the server answers: whatever failed before is over
+            raise
+        self._failing = None
+        return stream
 
     def _stamp(self, obj: Wire) -> Wire:
         """List items come without apiVersion/kind; put them back so every object stands alone. The
@@ -336,28 +269,7 @@ class ResourceWatch:
         return {**obj, "apiVersion": resource.api_version, "kind": resource.kind}
 
 
-def _events(response: Any) -> Iterator[dict[str, Any]]:
-    for line in iter_resp_lines(response):  # type: ignore[no-untyped-call]
-        if line.strip():
-            yield json.loads(line)
-
-
-def _retry_after(response: Any) -> float | None:
-    """The seconds of a ``Retry-After`` header (kube-apiserver sends whole seconds), if any."""
-    value = response.headers.get("Retry-After")
-    try:
-        return max(float(value), 0.0) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _message(data: bytes) -> str:
-    try:
-        decoded = json.loads(data)
-    except ValueError:
-        return data[:200].decode(errors="replace")
-    return str(decoded.get("message")) if isinstance(decoded, dict) else str(decoded)[:200]
-
-
 def _describe(err: Exception) -> str:
+    if isinstance(err, ApiError):
+        return f"HTTP {err.status}: {err.message}" if err.status else err.message
     return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__

@@ -16,10 +16,10 @@ from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.api_telemetry import ApiTelemetry
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_kube.api import ApiError
+from llmisvc_kube.client import KubeClusterApi
+from llmisvc_kube.telemetry import ApiTelemetry
 from llmisvc_router import help_texts, options, output
 from llmisvc_router.errors import CommandError
 from llmisvc_runtime import exit_codes, kube, logs, probes, telemetry, temporal

@@ -18,13 +18,13 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.workflow import UpdateMethodMultiParam
 
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from activities.rollout_activities import observe
 from activities.rollout_models import RolloutMembers
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.rollout import plan as plans
 from llmisvc_core.rollout.plan import RolloutPlan
+from llmisvc_kube.api import ApiError
+from llmisvc_kube.client import KubeClusterApi
 from llmisvc_router import options, output, rollout_help
 from llmisvc_router.errors import CommandError
 from llmisvc_router.orchestrator_commands import run_command, service_key

@@ -11,12 +11,12 @@ import asyncio
 
 from temporalio.client import Client
 
-from activities.cluster_api import ClusterApi
 from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.model import Tuning
 from llmisvc_cache.targets import start_worker_cache
-from llmisvc_cache.watch_loop import ApiClient
 from llmisvc_core.world.config import Environment
+from llmisvc_kube.api import ClusterApi
+from llmisvc_kube.client import ApiClient
 from llmisvc_runtime.probes import Probes
 from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_watcher.runner import run_watcher, stop_cache

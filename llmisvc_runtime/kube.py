@@ -11,8 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from activities.kube_api import CONFIG_ERRORS, load_api_client
-from llmisvc_cache.watch_loop import KubernetesUnreachable, check_reachable
+from llmisvc_kube.client import (
+    CONFIG_ERRORS,
+    KubernetesUnreachable,
+    check_reachable,
+    load_api_client,
+)
 from llmisvc_runtime import exit_codes
 from llmisvc_runtime.errors import StartupError, first_line
 from llmisvc_runtime.version import Role, user_agent

@@ -6,7 +6,7 @@ activity. Its own spans stay off (``add_temporal_spans=False``): they would add 
 workflow-long ``RunWorkflow`` span that is only exported when the service is deleted (and that logs an
 error each time a worker evicts a running workflow). The spans are ours instead: the watcher's signal,
 the pass (``workflows.pass_telemetry``), one per activity attempt (``RunActivity:NAME``, from the
-interceptor below) and one per Kubernetes API call (``activities.api_telemetry``). The tracer provider
+interceptor below) and one per Kubernetes API call (``llmisvc_kube.telemetry``). The tracer provider
 is the SDK's replay-safe one: spans made by workflow code get deterministic ids and are not emitted
 again when a workflow is replayed. Which exporters run comes from
 ``OTEL_TRACES_EXPORTER`` (read by ``llmisvc_runtime.settings``: ``otlp`` by default

@@ -12,9 +12,10 @@ from datetime import timedelta
 
 from temporalio.client import Client
 
-from activities.cluster_api import ClusterApi, ClusterView
+from activities.cluster_view import ClusterView
 from activities.router_activities import RouterActivities
 from llmisvc_core.world.config import Environment
+from llmisvc_kube.api import ClusterApi
 from llmisvc_runtime.probes import Probes
 from llmisvc_runtime.settings import OrchestratorSettings
 from worker import versioning

@@ -48,7 +48,7 @@ ACTIVITY_RETRY = RetryPolicy(
 #: Retries of one activity stop after this long; the pass then ends with an error and is re-checked.
 ACTIVITY_DEADLINE = timedelta(minutes=5)
 # The timeout chain (docs/operations.md, *Timeouts*; pinned by tests/workflows/test_timeouts.py): one
-# API request <= activities.cluster_api.REQUEST_BUDGET (17 s) < one attempt (30 s); a regular activity
+# API request <= llmisvc_kube.api.REQUEST_BUDGET (17 s) < one attempt (30 s); a regular activity
 # heartbeats every second (activities.heartbeats), so a lost worker is noticed after HEARTBEAT_TIMEOUT.
 ATTEMPT_TIMEOUT = timedelta(seconds=30)
 HEARTBEAT_TIMEOUT = timedelta(seconds=5)

@@ -8,6 +8,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from activities import errors
+from activities.errors import ErrorType
 from activities.models import ApplyInput, EvaluateInput, InvalidSpec, Planned, RejectedWrite, ServiceKey
 from llmisvc_core.planner.plan import Outcome
 from workflows import drift_report, summaries
@@ -89,7 +90,7 @@ async def _write_phases(key: ServiceKey, planned: Planned) -> tuple[int, Rejecte
             result = await PHASE_WRITES[phase.phase](request, summaries.describe_writes(phase.writes))
         except ActivityError as err:
             if isinstance(err.cause, ApplicationError) and err.cause.type in errors.RESTART_PASS:
-                raise PassRestartError(at_once=err.cause.type == errors.STALE_PLAN) from err
+                raise PassRestartError(at_once=err.cause.type == ErrorType.STALE_PLAN) from err
             raise
         written += result.written
         if result.rejected is not None:

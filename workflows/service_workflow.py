@@ -17,6 +17,8 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
+from activities import errors
+from activities.errors import ErrorType
 from activities.models import (
     FetchInput,
     Gone,
@@ -213,8 +215,8 @@ class LLMInferenceServiceWorkflow:
                     continue
                 delay = min(timedelta(seconds=2**attempt), ACTIVITY_RETRY.maximum_interval or RECHECK_CAP)
                 await workflow.sleep(delay, summary=descriptions.restart_summary(delay))
-        raise ApplicationError(
-            f"the writes of {self._key} kept conflicting with other writers", type="Conflicts"
+        raise errors.transient(
+            ErrorType.KEPT_CONFLICTING, f"the writes of {self._key} kept conflicting with other writers"
         )
 
     async def _pass(self, seen: list[SeenVersion]) -> PassSummary:

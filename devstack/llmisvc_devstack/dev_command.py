@@ -21,15 +21,15 @@ from kubernetes import client as k8s
 from temporalio.client import Client
 from temporalio.runtime import Runtime
 
-from activities.api_telemetry import ApiTelemetry
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from llmisvc_cache.cache import ClusterCache
 from llmisvc_core.merge import wellknown
 from llmisvc_core.models.kube import LLMISVC, LLMISVC_CONFIG, ResourceType, key_of
 from llmisvc_core.world.config import Environment
 from llmisvc_devstack.controlplane import ControlPlane, identity, write_kubeconfig
 from llmisvc_devstack.controlplane.processes import log_tail
+from llmisvc_kube.api import ApiError
+from llmisvc_kube.client import KubeClusterApi
+from llmisvc_kube.telemetry import ApiTelemetry
 from llmisvc_runtime import exit_codes, logs, telemetry, temporal
 from llmisvc_runtime.environment import environment_from
 from llmisvc_runtime.errors import StartupError

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from llmisvc_core.errors import InvalidInputError
 from llmisvc_core.gocompat.gofmt import quote
 
 _HOST_SUB_DELIMS = frozenset("!$&'()*+,;=:[]<>\"")
@@ -24,7 +25,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 PATH, HOST, ZONE, USERINFO, FRAGMENT = "path", "host", "zone", "userinfo", "fragment"
 
 
-class GoURLError(ValueError):
+class GoURLError(InvalidInputError):
     """A parse failure; ``str()`` is Go's ``*url.Error`` text: ``parse "://h/": missing protocol scheme``."""
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from llmisvc_core.errors import InvalidInputError
+
 #: ``IngressConfig``'s JSON fields and their Go types (``*string`` prints as ``string``).
 FIELDS: dict[str, str] = {
     "enableGatewayApi": "bool",
@@ -38,7 +40,7 @@ FIELDS: dict[str, str] = {
 _FOLDED = {name.lower(): name for name in FIELDS}
 
 
-class IngressJSONError(ValueError):
+class IngressJSONError(InvalidInputError):
     """The text is not JSON of ``IngressConfig``'s shape; the message reads like Go's."""
 
 

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from llmisvc_core.errors import InvalidInputError
+
 _SET = re.compile(r"^\s*(\S+)\s+(in|notin)\s*\((.*)\)\s*$")
 _OP = re.compile(r"^\s*([^\s!=]+)\s*(==|!=|=)\s*(.*?)\s*$")
 _KEY = re.compile(r"^\s*(!?)\s*([^\s!=(),]+)\s*$")
@@ -21,7 +23,7 @@ _NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
-class SelectorError(ValueError):
+class SelectorError(InvalidInputError):
     """A selector the API server would refuse; the message says which requirement and why."""
 
 

@@ -24,6 +24,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from llmisvc_core.errors import InvalidInputError
+
 Wire = dict[str, Any]
 
 
@@ -82,7 +84,7 @@ SCHEMA: dict[str, SchemaType] = {
 ROOT = "LLMInferenceServiceSpec"
 
 
-class MergeError(ValueError):
+class MergeError(InvalidInputError):
     """The specs cannot be merged (an item of a keyed list lacks its merge key, or is not an object)."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmisvc_core import naming
+from llmisvc_core.errors import InvalidInputError
 
 #: ``templateGlobalConfig``: the only settings KServe exposes to templates.
 GLOBAL_FIELDS = (
@@ -37,7 +38,7 @@ _ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.DOTALL)
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`|\S+')
 
 
-class TemplateError(ValueError):
+class TemplateError(InvalidInputError):
     """A template the renderer does not support, or a value it cannot print."""
 
 

@@ -16,6 +16,7 @@ raises :class:`LoRARoutingPreconditionError`; the route is then left as it is. M
 from __future__ import annotations
 
 from llmisvc_core import naming
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.gocompat.gofmt import quote
 from llmisvc_core.httproute.model_routing import expand_lora_adapter_matches, is_model_routing_match
 from llmisvc_core.models.gateway_api import HTTPHeaderMatch, HTTPRouteMatch, HTTPRouteRule
@@ -36,7 +37,7 @@ _REGEX_TYPE = "RegularExpression"
 _RE2_SPECIAL = frozenset("\\.+*?()|[]{}^$")
 
 
-class LoRARoutingPreconditionError(Exception):
+class LoRARoutingPreconditionError(StepFailedError):
     """The strategy cannot be applied; retrying does not help, the spec or the ConfigMap must change."""
 
     def __init__(self, detail: str) -> None:

@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from llmisvc_core import naming
+from llmisvc_core.errors import InvalidInputError
 from llmisvc_core.gocompat import strategic_merge, templating
 from llmisvc_core.merge import wellknown
 from llmisvc_core.models import scheduler_plugins
@@ -80,7 +81,7 @@ class AppliedConfig:
         return {"name": self.name, "namespace": self.namespace, "source": self.source.value}
 
 
-class CombineError(ValueError):
+class CombineError(InvalidInputError):
     """The layers cannot be combined (reason ``CombineBaseError``)."""
 
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from llmisvc_core.errors import InvalidInputError
+
 Wire = dict[str, Any]
 
 
-class SpecInvalidError(ValueError):
+class SpecInvalidError(InvalidInputError):
     """The merged spec is refused."""
 
 

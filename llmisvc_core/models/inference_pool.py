@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.models.kube import POOL_V1_GROUP, POOL_V1ALPHA2_GROUP, Condition, KubeModel, KubeObject
 
 
@@ -90,7 +91,7 @@ class InferencePoolV1Alpha2(KubeObject):
         return list(self.status.parent or []) if self.status else []
 
 
-class EmptyTargetPortsError(ValueError):
+class EmptyTargetPortsError(StepFailedError):
     """The v1 spec has no target port, so there is nothing to put in v1alpha2's targetPortNumber."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from llmisvc_core import naming
 from llmisvc_core.checks.references import referenced_routes
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.models.gateway_api import HTTPRoute
 from llmisvc_core.models.inference_pool import InferencePool, InferencePoolV1Alpha2
 from llmisvc_core.models.kube import HTTPROUTE, POOL_V1, POOL_V1ALPHA2
@@ -14,7 +15,7 @@ from llmisvc_core.world.conditions import Conditions
 from llmisvc_core.world.snapshot import PassWorld
 
 
-class EvaluationError(Exception):
+class EvaluationError(StepFailedError):
     """An evaluation that fails the pass (exit X14: the referenced InferencePool cannot be read)."""
 
 

@@ -13,19 +13,18 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from llmisvc_core.checks import preconditions, references
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.httproute import lora_routing
 from llmisvc_core.merge import config_merge, presets, rendered_validation, spec_validation
 from llmisvc_core.merge.rendered_validation import Verdict
 from llmisvc_core.models.core_objects import ConfigMap
-from llmisvc_core.models.inference_pool import EmptyTargetPortsError
 from llmisvc_core.models.kube import CONFIGMAP, KNOWN_TYPES, ObjectKey
 from llmisvc_core.models.llmisvc import LLMInferenceService, LLMInferenceServiceSpec
 from llmisvc_core.planner import evaluation, route_step
 from llmisvc_core.planner.plan import ObjectRef, Outcome, PassPlan
 from llmisvc_core.pools import scheduler
 from llmisvc_core.readiness import gateways_and_routes
-from llmisvc_core.urls.status import RoutingError
-from llmisvc_core.world import conditions, writes
+from llmisvc_core.world import conditions
 from llmisvc_core.world.conditions import Conditions
 from llmisvc_core.world.config import (
     CONFIGMAP_NAME,
@@ -220,13 +219,6 @@ def _check_preconditions(conds: Conditions, world: PassWorld, svc: LLMInferenceS
         raise _PassEndedError(Outcome.PRECONDITION_NOT_MET)
 
 
-_STEP_ERRORS = (
-    scheduler.SchedulerError,
-    writes.WriteError,
-    RoutingError,
-    EmptyTargetPortsError,
-    lora_routing.LoRARoutingPreconditionError,
-)
 #: KServe #6174: a LoRA strategy that cannot be applied is not a reconcile error that a retry could fix.
 LORA_PRECONDITION_REASON = "RoutingPreconditionNotMet"
 
@@ -256,10 +248,11 @@ _ROUTES_STEP = _Step(
 
 
 def _step(conds: Conditions, step: _Step, run: Callable[[], T]) -> T:
-    """Run a step; on failure mark its condition with KServe's reason and end the pass (X11, X12)."""
+    """Run a step; when it fails (:class:`~llmisvc_core.errors.StepFailedError`) mark its condition with
+    KServe's reason and end the pass (X11, X12)."""
     try:
         return run()
-    except _STEP_ERRORS as err:
+    except StepFailedError as err:
         reason = (
             LORA_PRECONDITION_REASON
             if isinstance(err, lora_routing.LoRARoutingPreconditionError)

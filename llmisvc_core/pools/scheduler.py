@@ -10,6 +10,7 @@ versions whose CRDs are served are reconciled (decision P3).
 from __future__ import annotations
 
 from llmisvc_core import naming
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.models.core_objects import Deployment, Service, ServicePort, ServiceSpec
 from llmisvc_core.models.inference_pool import (
     EmptyTargetPortsError,
@@ -29,7 +30,7 @@ from llmisvc_core.world.snapshot import PassWorld
 EPP_PORT_NAMES = ("grpc", "grpc-health", "metrics", "zmq")
 
 
-class SchedulerError(Exception):
+class SchedulerError(StepFailedError):
     """The scheduler step failed (exit X11)."""
 
 

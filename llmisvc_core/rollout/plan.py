@@ -11,11 +11,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from llmisvc_core.errors import InvalidInputError
+
 #: KServe's weight is an int32 with ``Minimum=0`` (``llm_inference_service_types.go``).
 MAX_WEIGHT = 2**31 - 1
 
 
-class PlanError(ValueError):
+class PlanError(InvalidInputError):
     """A plan that cannot run; the message is one line naming the field."""
 
 

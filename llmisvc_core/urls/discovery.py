@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.gocompat import gourl
 from llmisvc_core.gocompat.gofmt import quote
 from llmisvc_core.httproute.model_routing import is_model_routing_match
@@ -51,7 +52,7 @@ class DiscoveredURL:
     origin: ObjectReference
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(StepFailedError):
     """Discovery failed; ``str(err)`` is KServe's error text."""
 
 

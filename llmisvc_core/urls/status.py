@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from llmisvc_core import naming
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.models.gateway_api import HTTPRoute
 from llmisvc_core.models.llmisvc import LLMInferenceService, RouterStatus, SourcedAddress
 from llmisvc_core.urls import addressing
@@ -21,7 +22,7 @@ from llmisvc_core.world.config import Environment, RouterConfig
 from llmisvc_core.world.snapshot import PassWorld
 
 
-class RoutingError(Exception):
+class RoutingError(StepFailedError):
     """Discovery failed for a route; the pass fails with this text (exit X12)."""
 
 

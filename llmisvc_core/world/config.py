@@ -11,6 +11,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from llmisvc_core.errors import InvalidInputError
 from llmisvc_core.gocompat import ingress_json
 from llmisvc_core.gocompat.gofmt import quote
 
@@ -72,7 +73,7 @@ class RouterConfig(BaseModel):
     lora_model_routing_strategy: str = LORA_STRATEGY_EXACT
 
 
-class ConfigError(ValueError):
+class ConfigError(InvalidInputError):
     """The ConfigMap exists but cannot be used; the pass fails as in Go."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
+from llmisvc_core.errors import StepFailedError
 from llmisvc_core.models.kube import (
     DEPLOYMENT,
     HTTPROUTE,
@@ -38,7 +39,7 @@ OWNER_TOKEN = "v1alpha2.LLMInferenceService"
 SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
 
 
-class WriteError(Exception):
+class WriteError(StepFailedError):
     """A create/update/delete the rules refuse (e.g. the object belongs to someone else)."""
 
 

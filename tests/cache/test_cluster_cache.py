@@ -10,13 +10,13 @@ from contextlib import contextmanager
 
 import pytest
 
-from activities.kube_api import KubeClusterApi
 from llmisvc_cache.cache import ClusterCache, at_least
 from llmisvc_cache.model import SeenVersion, Tuning
 from llmisvc_cache.targets import dependent_targets, service_targets, start_worker_cache
 from llmisvc_core.models.kube import CRD, GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE
 from llmisvc_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
 from llmisvc_core.world.config import Environment
+from llmisvc_kube.client import KubeClusterApi
 from tests import builders as b
 from tests.builders import kube
 from tests.cluster import Cluster

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: Where the repository's own code reads its settings.
 CODE_DIRS = (
-    "llmisvc_core", "llmisvc_cache", "activities", "workflows", "worker", "llmisvc_watcher",
+    "llmisvc_core", "llmisvc_kube", "llmisvc_cache", "activities", "workflows", "worker", "llmisvc_watcher",
     "llmisvc_runtime", "llmisvc_router", "devstack", "benchmarks", "scripts",
 )  # fmt: skip
 #: Variables the router reads as KServe's controller does (not prefixed), and the kubeconfig's.

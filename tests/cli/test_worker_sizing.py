@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.kube_api import load_api_client
+from llmisvc_kube.client import load_api_client
 from llmisvc_router import options
 from llmisvc_router.cli import build_parser
 from llmisvc_runtime.settings import SPARE_CONNECTIONS, OrchestratorSettings, SettingsError, WorkerSizing

@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from activities.api_telemetry import REQUESTS_METRIC
+from llmisvc_kube.telemetry import REQUESTS_METRIC
 from llmisvc_watcher.service_gauge import SERVICES_METRIC
 from tests.deploy.chart import (
     CHART,

@@ -22,7 +22,6 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from activities.kube_api import KubeClusterApi
 from activities.models import (
     ApplyInput,
     EvaluateInput,
@@ -41,6 +40,7 @@ from llmisvc_core.planner.plan import Phase
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 from llmisvc_devstack.controlplane import identity
 from llmisvc_devstack.controlplane.crds import POOL_V1_GROUP
+from llmisvc_kube.client import KubeClusterApi
 from llmisvc_watcher.model import ServiceSignal, Tuning
 from llmisvc_watcher.runner import stop_cache, watch_and_signal
 from tests import cluster as clusters

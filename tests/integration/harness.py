@@ -29,8 +29,6 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker
 
-from activities.cluster_api import ApiError, Wire
-from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.management import Management
 from activities.router_activities import RouterActivities
 from llmisvc_cache.cache import ClusterCache
@@ -40,6 +38,8 @@ from llmisvc_core.world.config import Environment
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 from llmisvc_devstack.proxy import RequestRecord
 from llmisvc_devstack.proxy.requestinfo import WRITE_VERBS
+from llmisvc_kube.api import ApiError, Wire
+from llmisvc_kube.client import CLIENT_RETRIES, KubeClusterApi
 from llmisvc_runtime.settings import OrchestratorSettings, WorkerSizing
 from llmisvc_runtime.version import user_agent
 from llmisvc_watcher.model import Tuning

@@ -30,7 +30,7 @@ class Fault:
 
 TRANSIENT = {
     # The router's own Service is not made yet, so no watch covers it: fetch_gateways reads it live. A
-    # request is tried 3 times inside an attempt (activities.kube_api), so 3 failures make Temporal retry.
+    # request is tried 3 times inside an attempt (llmisvc_kube.client), so 3 failures make Temporal retry.
     "503-reading-outside-the-cache": Fault(
         {"verb": "get", "resource": "services", "status": 503, "times": 3}, "fetch_gateways"
     ),
@@ -135,7 +135,7 @@ async def test_conflicting_write_restarts_the_pass_from_fresh_reads(temporal, cl
 
 
 async def test_one_failed_read_is_tried_again_inside_the_attempt(temporal, cluster):
-    """A GET that fails fast is tried again at once (activities.kube_api.REQUEST_RETRIES): the other reads
+    """A GET that fails fast is tried again at once (llmisvc_kube.api.REQUEST_RETRIES): the other reads
     of the attempt are kept and Temporal does not retry the activity."""
     async with running_stack(temporal, cluster) as stack:
         await stack.create_service(NAME)

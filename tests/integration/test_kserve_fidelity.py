@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from activities.kube_api import KubeClusterApi
 from llmisvc_core import naming
 from llmisvc_core.merge import wellknown
 from llmisvc_core.models.kube import (
@@ -38,6 +37,7 @@ from llmisvc_core.models.kube import (
 from llmisvc_devstack import fidelity
 from llmisvc_devstack.controllers.gateway import ControllerConfig, SimulatedGatewayController
 from llmisvc_devstack.kserve_peer import PEER_CONFIG_DATA, KServePeer
+from llmisvc_kube.client import KubeClusterApi
 from tests.builders import model
 from tests.cluster import Cluster, start_plane, test_cluster
 from tests.integration import world

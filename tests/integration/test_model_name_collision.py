@@ -11,10 +11,10 @@ import asyncio
 
 import pytest
 
-from activities.cluster_api import Wire
 from activities.events import EVENT
 from llmisvc_core.httproute.collisions import MODEL_NAME_COLLISION
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_kube.api import Wire
 from tests import builders as b
 from tests.integration.harness import Stack, running_stack, until
 from workflows.models import workflow_id

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from activities.cluster_api import Wire
 from activities.events import EVENT
 from activities.invalid_spec import INVALID_SPEC
 from activities.service_status import ROUTER_READY_REASON
 from llmisvc_core import naming
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_kube.api import Wire
 from llmisvc_runtime import logs
 from tests.integration import world
 from tests.integration.harness import Stack, conditions_of, running_stack, until

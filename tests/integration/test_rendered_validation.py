@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import yaml
 
-from activities.cluster_api import ApiError
-from activities.kube_api import KubeClusterApi
 from benchmarks import peer_mix
 from llmisvc_core import naming
 from llmisvc_core.merge import rendered_validation
 from llmisvc_core.models.kube import HTTPROUTE, LLMISVC, LLMISVC_CONFIG
 from llmisvc_core.planner.passes import plan_pass
 from llmisvc_core.world.config import Environment
+from llmisvc_kube.api import ApiError
+from llmisvc_kube.client import KubeClusterApi
 from llmisvc_router.state_file import parse_state
 from tests.cluster import Cluster
 from tests.integration import world

@@ -14,10 +14,10 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from activities.cluster_api import ApiError
 from activities.events import EVENT as EVENTS
 from llmisvc_core import naming
 from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_kube.api import ApiError
 from tests import prometheus
 from tests.integration.harness import WORKER_AGENT, Stack, conditions_of, running_stack, until
 from tests.integration.test_cli_commands import cli

@@ -24,10 +24,10 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from activities.kube_api import KubeClusterApi
 from activities.management import Management
 from llmisvc_core import naming
 from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
+from llmisvc_kube.client import KubeClusterApi
 from llmisvc_runtime.version import package_version
 from tests.cluster import Cluster
 from tests.integration import world

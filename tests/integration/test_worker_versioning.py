@@ -30,11 +30,11 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.router_activities import RouterActivities
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core import naming
 from llmisvc_core.models.kube import HTTPROUTE
+from llmisvc_kube.client import CLIENT_RETRIES, KubeClusterApi
 from llmisvc_runtime.settings import OrchestratorSettings, WorkerSizing
 from llmisvc_watcher.runner import stop_cache
 from tests.cluster import Cluster

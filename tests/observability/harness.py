@@ -15,12 +15,12 @@ from typing import TypeVar
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
-from activities.api_telemetry import ApiTelemetry
-from activities.cluster_api import Wire
-from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_kube.api import Wire
+from llmisvc_kube.client import CLIENT_RETRIES, KubeClusterApi
+from llmisvc_kube.telemetry import ApiTelemetry
 from llmisvc_runtime import telemetry
 from llmisvc_runtime.settings import OrchestratorSettings
 from llmisvc_watcher.model import Tuning

@@ -13,8 +13,8 @@ import pytest
 
 from activities.events import EVENT, SERIES_WINDOW, WARNING, EventRecorder, EventSpec
 from activities.invalid_spec import invalid_spec_status
-from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.service_status import condition_events
+from llmisvc_kube.client import CLIENT_RETRIES, KubeClusterApi
 from tests.cluster import Cluster
 from tests.integration.harness import TEST_AGENT, WATCHER_AGENT, WORKER_AGENT
 

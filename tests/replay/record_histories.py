@@ -19,9 +19,9 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 
-from activities.cluster_api import ApiError
 from activities.management import Management
 from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
+from llmisvc_kube.api import ApiError
 from tests.workflows import harness, world
 from tests.workflows import test_rollout_workflow as rollouts
 from tests.workflows.fake_cluster import FakeCluster

@@ -24,10 +24,10 @@ from playwright.async_api import Page, async_playwright, expect
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from activities.kube_api import CLIENT_RETRIES, KubeClusterApi
 from activities.router_activities import RouterActivities
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_kube.client import CLIENT_RETRIES, KubeClusterApi
 from llmisvc_runtime.settings import WorkerSizing
 from llmisvc_watcher.runner import stop_cache
 from tests.cluster import Cluster

@@ -9,10 +9,10 @@ import pytest
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from activities import errors, payload_guard
-from activities.cluster_api import ApiError
 from activities.models import PhaseWrites, Planned
 from activities.payload_guard import DEPTH_BOUND, PAYLOAD_BOUND, TOO_LARGE
 from llmisvc_core.planner.plan import Outcome, Phase, WriteOp
+from llmisvc_kube.api import ApiError
 
 NOW = "2026-12-01T06:00:00Z"
 

@@ -1,6 +1,6 @@
 """An in-memory Kubernetes API for workflow tests: the only thing faked is I/O.
 
-``FakeCluster`` implements ``activities.cluster_api.ClusterApi``, and ``ClusterView`` as a cache that
+``FakeCluster`` implements ``llmisvc_kube.api.ClusterApi``, and ``ClusterView`` as a cache that
 is always synced and never behind (its reads are the API's, faults and holds included), with the few
 API-server rules the activities rely on (uids, resourceVersions and 409 on a stale write, 404 as
 "absent", discovery of served kinds), so the production ``RouterActivities`` and the real planning
@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from activities.cluster_api import ApiError, Wire
 from activities.events import EVENT
 from llmisvc_cache.model import SeenVersion
 from llmisvc_core.models.kube import BUILTIN_TYPES, KNOWN_TYPES, LLMISVC, ObjectKey, ResourceType, key_of
+from llmisvc_kube.api import ApiError, Wire
 
 #: The kinds that need a CRD: the ones ``served`` can take away.
 DISCOVERED_TYPES = [t for t in KNOWN_TYPES.values() if t not in BUILTIN_TYPES]

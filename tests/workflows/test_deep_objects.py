@@ -8,7 +8,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from activities.cached_reader import TOO_DEEP
+from activities.errors import ErrorType
 from llmisvc_core.limits import MAX_DEPTH
 from tests import history
 from tests.workflows import harness, world
@@ -40,7 +40,7 @@ async def test_a_config_nested_past_the_bound_ends_the_pass_naming_it_without_re
 
     assert state.last is not None and state.last.outcome == "error"
     assert state.last_error == (
-        f"{TOO_DEEP}: LLMInferenceServiceConfig {world.NAMESPACE}/deep-config: "
+        f"{ErrorType.TOO_DEEP}: LLMInferenceServiceConfig {world.NAMESPACE}/deep-config: "
         f"field spec.router.scheduler.config.inline.plugins…: nested deeper than {MAX_DEPTH} levels"
     )
     assert [r.attempt for r in runs if r.name == "fetch_gateways"] == [1], "not retried"

@@ -12,8 +12,9 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus as Status
 
 from activities import errors
-from activities.cluster_api import ApiError
+from activities.errors import ErrorType
 from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
+from llmisvc_kube.api import ApiError
 from tests import history
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
@@ -88,7 +89,7 @@ async def test_pass_that_does_not_reconcile_is_rechecked_with_a_capped_growing_b
     assert state.last is not None and state.last.outcome == outcome
     assert state.recheck_attempt == len(starts)
     if outcome == "error":
-        assert state.last_error == f"{errors.REJECTED}: HTTP 403: {FORBIDDEN.message}"
+        assert state.last_error == f"{ErrorType.REJECTED}: HTTP 403: {FORBIDDEN.message}"
         assert all(r.attempt == 1 for r in runs), "a permanent error is not retried by Temporal"
     else:
         assert state.last_error is None
@@ -161,16 +162,19 @@ async def test_writes_that_keep_conflicting_end_the_pass_which_is_rechecked_late
     [
         pytest.param(
             ApiError(503, "etcdserver: leader changed"),
-            errors.TRANSIENT,
+            ErrorType.TRANSIENT,
             timedelta(seconds=5),
             id="unavailable",
         ),
         pytest.param(
-            ApiError(0, "connection refused"), errors.TRANSIENT, timedelta(seconds=5), id="connection-error"
+            ApiError(0, "connection refused"),
+            ErrorType.TRANSIENT,
+            timedelta(seconds=5),
+            id="connection-error",
         ),
         pytest.param(
             ApiError(429, "too many requests", retry_after=30),
-            errors.TOO_MANY_REQUESTS,
+            ErrorType.TOO_MANY_REQUESTS,
             timedelta(seconds=65),
             id="too-many-requests",
         ),

@@ -11,9 +11,9 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from activities.cluster_api import ApiError
 from llmisvc_core.merge.rendered_validation import Outcome
 from llmisvc_core.models.kube import LLMISVC
+from llmisvc_kube.api import ApiError
 from tests.workflows import harness, world
 from tests.workflows.fake_cluster import FakeCluster
 from workflows.models import ReconcileSignal

@@ -18,8 +18,11 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 from urllib3.util import Retry
 
-from activities import attempts, cluster_api, heartbeats, kube_api, router_activities
+from activities import attempts, heartbeats, router_activities
+from activities.errors import ErrorType
 from activities.router_activities import RouterActivities
+from llmisvc_kube import api
+from llmisvc_kube.client import load_api_client
 from llmisvc_runtime.settings import WorkerSizing
 from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 from tests.workflows import world
@@ -34,22 +37,20 @@ def seconds(value: timedelta | None) -> float:
 
 
 def test_one_request_with_its_read_retries_fits_well_inside_an_activity_attempt() -> None:
-    connect, read = cluster_api.REQUEST_TIMEOUT
+    connect, read = api.REQUEST_TIMEOUT
     assert (connect, read) == (3.0, 10.0)
-    worst_read = (
-        connect + read + cluster_api.REQUEST_RETRIES * (cluster_api.FAST_FAILURE + cluster_api.READ_PAUSE_CAP)
-    )
-    assert cluster_api.REQUEST_BUDGET == worst_read == 17.0
-    assert max(cluster_api.READ_BACKOFF) <= cluster_api.READ_PAUSE_CAP
+    worst_read = connect + read + api.REQUEST_RETRIES * (api.FAST_FAILURE + api.READ_PAUSE_CAP)
+    assert api.REQUEST_BUDGET == worst_read == 17.0
+    assert max(api.READ_BACKOFF) <= api.READ_PAUSE_CAP
     attempt = seconds(wf.ACTIVITY_OPTIONS.get("start_to_close_timeout"))
     assert attempt == 30.0
-    assert attempt > cluster_api.REQUEST_BUDGET
+    assert attempt > api.REQUEST_BUDGET
 
 
 def test_the_kubernetes_client_does_not_retry_requests_itself(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    api_client = kube_api.load_api_client(str(kubeconfig))
+    api_client = load_api_client(str(kubeconfig))
     try:
         assert api_client.configuration.retries is False
         retries = Retry.from_int(api_client.rest_client.pool_manager.connection_pool_kw["retries"])
@@ -71,7 +72,7 @@ def test_local_activities_which_cannot_heartbeat_are_short() -> None:
     assert (attempt, total) == (30.0, 60.0)
     # fetch_gateways waits for a cold cache, or for a late watch and then reads live: either fits.
     assert attempt > router_activities.SYNC_TIMEOUT
-    assert attempt > router_activities.FRESHNESS_TIMEOUT + cluster_api.REQUEST_BUDGET
+    assert attempt > router_activities.FRESHNESS_TIMEOUT + api.REQUEST_BUDGET
     assert "heartbeat_timeout" not in wf.LOCAL_OPTIONS
 
 
@@ -91,12 +92,12 @@ def activity_env(attempt: int = 1, start_to_close: float = 30.0) -> ActivityEnvi
 
 def test_an_attempt_starts_no_request_that_could_outlast_it() -> None:
     def next_request() -> None:
-        attempts.Attempt(cluster_api.REQUEST_BUDGET).before_request()
+        attempts.Attempt(api.REQUEST_BUDGET).before_request()
 
     activity_env(start_to_close=30.0).run(next_request)  # 30 s left: room for one request
     with pytest.raises(ApplicationError) as ended:
-        activity_env(start_to_close=cluster_api.REQUEST_BUDGET - 1).run(next_request)
-    assert ended.value.type == attempts.OUT_OF_TIME and not ended.value.non_retryable
+        activity_env(start_to_close=api.REQUEST_BUDGET - 1).run(next_request)
+    assert ended.value.type == ErrorType.OUT_OF_TIME and not ended.value.non_retryable
 
 
 def test_a_cancelled_attempt_makes_no_further_request() -> None:
@@ -104,7 +105,7 @@ def test_a_cancelled_attempt_makes_no_further_request() -> None:
 
     def cancelled_then_request() -> None:
         env.cancel()
-        attempts.Attempt(cluster_api.REQUEST_BUDGET).before_request()
+        attempts.Attempt(api.REQUEST_BUDGET).before_request()
 
     with pytest.raises(CancelledError):
         env.run(cancelled_then_request)
@@ -112,7 +113,7 @@ def test_a_cancelled_attempt_makes_no_further_request() -> None:
 
 def test_only_a_second_attempt_is_a_retry() -> None:
     def is_retry() -> bool:
-        return attempts.Attempt(cluster_api.REQUEST_BUDGET).is_retry
+        return attempts.Attempt(api.REQUEST_BUDGET).is_retry
 
     assert (activity_env(attempt=1).run(is_retry), activity_env(attempt=2).run(is_retry)) == (False, True)
 

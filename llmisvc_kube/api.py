@@ -1,13 +1,15 @@
-"""What the activities need from the Kubernetes API and from the process's cluster cache, as protocols
-with no ``kubernetes`` import, and the errors they tell apart. ``activities.kube_api`` implements the
-API with the official client; ``llmisvc_cache.cache.ClusterCache`` implements the view."""
+"""What the product needs from the Kubernetes API, with no ``kubernetes`` import: the
+:class:`ClusterApi` protocol, the one error a call raises (:class:`ApiError`) and the one reading of it
+(:class:`Failure`), and how long a call may take. :mod:`llmisvc_kube.client` implements the protocol
+with the official client; the cluster cache's loops (``llmisvc_cache.watch_loop``) read their stream's
+failures the same way."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import enum
+from collections.abc import Mapping
 from typing import Any, Protocol
 
-from llmisvc_cache.model import SeenVersion
 from llmisvc_core.models.kube import ResourceType
 
 Wire = dict[str, Any]
@@ -16,7 +18,7 @@ Wire = dict[str, Any]
 #: (connect, read) seconds of one request: a hung server fails it well inside an activity attempt.
 REQUEST_TIMEOUT = (3.0, 10.0)
 #: A GET that failed fast (no answer, 5xx, 429 with a short Retry-After) is tried again inside the
-#: attempt this many times (``activities.kube_api``), after pauses of at most READ_PAUSE_CAP seconds.
+#: attempt this many times (``llmisvc_kube.client``), after pauses of at most READ_PAUSE_CAP seconds.
 REQUEST_RETRIES = 2
 READ_BACKOFF = (0.2, 0.5)
 READ_PAUSE_CAP = 1.0
@@ -24,6 +26,19 @@ READ_PAUSE_CAP = 1.0
 FAST_FAILURE = 1.0
 #: The longest one call may take: a GET's fast failures and pauses, then a full timeout.
 REQUEST_BUDGET = sum(REQUEST_TIMEOUT) + REQUEST_RETRIES * (FAST_FAILURE + READ_PAUSE_CAP)
+
+
+class Failure(enum.Enum):
+    """What a failed API call means to its caller; every caller acts on this, never on raw codes."""
+
+    #: 404: no such object, or its kind is not served (no CRD): a read finds nothing, a delete is done.
+    ABSENT = "absent"
+    #: No answer in time, a cut connection, 5xx, 429: the same request may succeed later.
+    TRANSIENT = "transient"
+    #: 409: the object changed since it was read, or exists already: read again, then decide again.
+    CONFLICT = "conflict"
+    #: Any other answer (400, 403, 410, 422...): this request will be refused again as it is.
+    REJECTED = "rejected"
 
 
 class ApiError(Exception):
@@ -48,9 +63,19 @@ class ApiError(Exception):
         self.body = body
 
     @property
-    def is_transient(self) -> bool:
-        """Connection errors, timeouts, 5xx, 429 and conflicts clear up by themselves; other 4xx do not."""
-        return self.status == 0 or self.status >= 500 or self.status in (409, 429)
+    def failure(self) -> Failure:
+        if self.status == 404:
+            return Failure.ABSENT
+        if self.status == 409:
+            return Failure.CONFLICT
+        if self.status == 0 or self.status >= 500 or self.status == 429:
+            return Failure.TRANSIENT
+        return Failure.REJECTED
+
+    @property
+    def expired(self) -> bool:
+        """410 Gone on a watch: the server no longer has the events after its resourceVersion."""
+        return self.status == 410
 
 
 class ClusterApi(Protocol):
@@ -79,29 +104,3 @@ class ClusterApi(Protocol):
         uid: str | None = None,
         resource_version: str | None = None,
     ) -> None: ...
-
-
-class ClusterView(Protocol):
-    """The watch-fed cache the activities read from (``llmisvc_cache.cache.ClusterCache``)."""
-
-    def wait_synced(self, timeout: float) -> bool: ...
-
-    def unsynced(self) -> list[str]: ...
-
-    def wait_for(self, seen: Iterable[SeenVersion], timeout: float) -> list[SeenVersion]: ...
-
-    def is_installed(self, type_: ResourceType) -> bool: ...
-
-    def knows(self, type_: ResourceType, namespace: str, name: str) -> bool: ...
-
-    def covers_list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> bool: ...
-
-    def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None: ...
-
-    def list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> list[Wire]: ...
-
-    def observe(self, type_: ResourceType, obj: Wire) -> None: ...
-
-    def observe_absent(self, type_: ResourceType, namespace: str, name: str) -> None: ...
-
-    def observe_deleted(self, type_: ResourceType, namespace: str, name: str) -> None: ...

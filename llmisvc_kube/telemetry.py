@@ -17,7 +17,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 from temporalio.common import MetricMeter
 
-from activities.cluster_api import ApiError
+from llmisvc_kube.api import ApiError
 
 REQUESTS_METRIC = "llmisvc_router_kube_requests"
 #: The resource of discovery requests (``GET /apis/GROUP/VERSION``), which name no resource.

@@ -1,9 +1,9 @@
-"""The one module that talks to Kubernetes: the official ``kubernetes`` client, raw JSON, errors translated.
+"""The official ``kubernetes`` client: loading it, the REST calls (raw JSON), the reachability check.
 
 Objects travel as plain JSON dicts (the core's models validate them), so any resource, built-in or custom,
-goes through the same few calls. Every failure becomes an :class:`~activities.cluster_api.ApiError`
-carrying the HTTP status, the server's message and any ``Retry-After``. Every request gets a span and a
-count (:mod:`activities.api_telemetry`).
+goes through the same few calls. Every failure becomes an :class:`~llmisvc_kube.api.ApiError`
+carrying the HTTP status, the server's message and any ``Retry-After``; callers act on its
+:class:`~llmisvc_kube.api.Failure`. Every request gets a span and a count (:mod:`llmisvc_kube.telemetry`).
 
 Timeouts compose with Temporal's (docs/operations.md, *Timeouts*): urllib3's own retries are off
 (:data:`CLIENT_RETRIES`), because Temporal retries the activity, and a request is bounded by
@@ -24,23 +24,28 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from activities.api_telemetry import DISCOVERY, ApiTelemetry
-from activities.cluster_api import (
+from llmisvc_core.models.kube import ResourceType, collection_path
+from llmisvc_kube.api import (
     FAST_FAILURE,
     READ_BACKOFF,
     READ_PAUSE_CAP,
     REQUEST_RETRIES,
     REQUEST_TIMEOUT,
     ApiError,
+    Failure,
     Wire,
 )
-from llmisvc_core.models.kube import ResourceType, collection_path
+from llmisvc_kube.telemetry import DISCOVERY, ApiTelemetry
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 #: urllib3's retries: off. Its default (3, PUT and DELETE included) multiplied the read timeout past the
 #: attempt timeout and replayed writes that Temporal retries anyway, after re-validating them.
 CLIENT_RETRIES = False
+#: Seconds to connect in the reachability check (and in the watch streams, ``llmisvc_kube.stream``).
+CONNECT_TIMEOUT = 5.0
+
+ApiClient = k8s.ApiClient  # so the other modules can name the type without importing kubernetes
 
 
 #: What the kubernetes config loaders raise for a kubeconfig (or service account) they cannot use: a
@@ -83,12 +88,32 @@ def load_api_client(
     return api_client
 
 
+class KubernetesUnreachable(Exception):  # noqa: N818 - reads as the state it reports
+    """The API server did not answer a plain version request."""
+
+
+def check_reachable(api_client: ApiClient, timeout: float = 10.0) -> None:
+    """Fail fast at start-up with one readable line when the API server cannot be reached."""
+    host = api_client.configuration.host
+    try:
+        k8s.VersionApi(api_client).get_code(_request_timeout=(CONNECT_TIMEOUT, timeout))
+    except k8s.ApiException as err:
+        raise KubernetesUnreachable(
+            f"the Kubernetes API at {host} answered {err.status} {err.reason}"
+        ) from err
+    except (urllib3.exceptions.HTTPError, OSError) as err:
+        reason = str(getattr(err, "reason", None) or err)
+        # urllib3 prefixes the connection's repr ("HTTPConnection(host=..., port=...): "); the URL says it.
+        reason = reason.split("): ", 1)[-1]
+        raise KubernetesUnreachable(f"cannot reach the Kubernetes API at {host}: {reason}") from err
+
+
 def object_path(type_: ResourceType, namespace: str, name: str) -> str:
     return f"{collection_path(type_, namespace)}/{name}"
 
 
 class KubeClusterApi:
-    """:class:`~activities.cluster_api.ClusterApi` over ``kubernetes.client.ApiClient``."""
+    """:class:`~llmisvc_kube.api.ClusterApi` over ``kubernetes.client.ApiClient``."""
 
     def __init__(self, api_client: k8s.ApiClient, telemetry: ApiTelemetry | None = None) -> None:
         self.api_client = api_client
@@ -100,7 +125,7 @@ class KubeClusterApi:
         try:
             return self._call("GET", object_path(type_, namespace, name), type_, namespace)
         except ApiError as err:
-            if err.status == 404:
+            if err.failure is Failure.ABSENT:
                 return None  # absent, or the kind is not served: both read as "no such object"
             raise
 
@@ -110,7 +135,7 @@ class KubeClusterApi:
         try:
             result = self._call("GET", collection_path(type_, namespace), type_, namespace, query=query)
         except ApiError as err:
-            if err.status == 404:
+            if err.failure is Failure.ABSENT:
                 return []
             raise
         return [_with_kind(item, type_) for item in result.get("items") or []]
@@ -168,7 +193,7 @@ class KubeClusterApi:
         try:
             self._call("DELETE", object_path(type_, namespace, name), type_, namespace, body=options)
         except ApiError as err:
-            if err.status != 404:
+            if err.failure is not Failure.ABSENT:
                 raise
 
     def _call(
@@ -236,7 +261,7 @@ class KubeClusterApi:
                 raise ApiError(0, f"{method} {path}: {err}") from err
             outcome.status = response.status
             if not 200 <= response.status < 300:
-                raise _api_error(method, path, response.status, data, response.headers)
+                raise api_error(method, path, response.status, data, response.headers)
         return json.loads(data) if data else {}
 
 
@@ -248,13 +273,15 @@ def _retry_pause(err: ApiError, left: int, took: float) -> float | None:
     backoff = READ_BACKOFF[min(REQUEST_RETRIES - left, len(READ_BACKOFF) - 1)]
     if err.status == 429:
         wait = err.retry_after if err.retry_after is not None else backoff
-        return wait if wait <= READ_PAUSE_CAP else None  # longer: Temporal waits it out (errors.py)
-    if err.status == 0 or err.status >= 500:
+        return wait if wait <= READ_PAUSE_CAP else None  # longer: Temporal waits it out (activities.errors)
+    if err.failure is Failure.TRANSIENT:
         return backoff
     return None
 
 
-def _api_error(method: str, path: str, status: int, data: bytes, headers: Mapping[str, str]) -> ApiError:
+def api_error(method: str, path: str, status: int, data: bytes, headers: Mapping[str, str]) -> ApiError:
+    """The error of a request the server answered with ``status`` (not 2xx): its ``Status`` message,
+    decoded body and ``Retry-After``."""
     message = f"{method} {path}: HTTP {status}"
     decoded: Any = None
     try:
@@ -265,7 +292,7 @@ def _api_error(method: str, path: str, status: int, data: bytes, headers: Mappin
         pass
     retry_after = headers.get("Retry-After")
     try:
-        delay = float(retry_after) if retry_after is not None else None
+        delay = max(float(retry_after), 0.0) if retry_after is not None else None
     except ValueError:
         delay = None
     return ApiError(status, message, delay, body=decoded if isinstance(decoded, dict) else None)
