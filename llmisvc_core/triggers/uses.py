@@ -158,15 +158,14 @@ def named_routes(svc: LLMInferenceService) -> list[str]:
 
 
 def named_pools(svc: LLMInferenceService) -> list[str]:
-    """The InferencePool of ``scheduler.pool.ref``, else the managed pool's name."""
-    scheduler = svc.scheduler()
-    if scheduler is None:
+    """The InferencePool of ``scheduler.pool.ref``, and the managed pool's name (read to create, check or
+    clean it up, a pool ref or not)."""
+    if svc.spec.router is None:
         return []
-    pool = scheduler.pool
+    scheduler = svc.scheduler()
+    pool = scheduler.pool if scheduler is not None else None
     ref = pool.ref if pool is not None and pool.has_ref() else None
-    if ref is not None:
-        return [ref.name] if ref.name else []
-    return [svc.managed_pool_name()]
+    return [*([ref.name] if ref is not None and ref.name else []), svc.managed_pool_name()]
 
 
 def _parsed(wire: Wire) -> LLMInferenceService | None:

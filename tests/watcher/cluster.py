@@ -82,6 +82,10 @@ class CacheWorld:
         """Apply ``change``, then the watcher's rules (which re-index what it was read through)."""
         return self.triggers.affected(self.apply(change))
 
+    def watches(self, change: WatchEvent) -> bool:
+        """Whether a loop of the cache lists the object of ``change`` (else no event of it arrives)."""
+        return self._store(change.resource, change.namespace) is not None
+
     def keys(self, change: WatchEvent) -> list[Key]:
         return [(a.namespace, a.name) for a in self.affected(change)]
 

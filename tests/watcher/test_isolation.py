@@ -122,7 +122,7 @@ def test_a_status_only_change_of_a_deep_service_still_signals_it_rather_than_fai
 def test_a_service_nested_past_the_bound_maps_as_a_spec_that_does_not_parse() -> None:
     reader = CacheWorld().cache.watched()
     assert uses.service_uses(deep_service("bad", 150), reader, ENV).pools == frozenset()
-    assert uses.service_uses(deep_service("fine", 50), reader, ENV).pools == {("ns", "shared")}
+    assert ("ns", "shared") in uses.service_uses(deep_service("fine", 50), reader, ENV).pools
 
 
 def test_an_owned_object_with_malformed_metadata_maps_to_nobody_without_an_error() -> None:

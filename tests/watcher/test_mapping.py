@@ -743,3 +743,58 @@ def test_5800_a_service_is_found_under_the_names_its_status_advertises() -> None
     """A pass compares by the merged spec (a baseRef may set the model name), which its status shows."""
     merged_elsewhere = claiming("a", "from-spec", advertised=("from-base-ref",))
     assert _affected([merged_elsewhere], event(claiming("c", "from-base-ref"))) == [("ns", "c"), ("ns", "a")]
+
+
+# --- what only a baseRef names (the known gap of issue 9, closed by reading the merge as the pass does) --
+
+
+def _team_config(namespace: str = "ns") -> Wire:
+    """An LLMInferenceServiceConfig naming a Gateway for the services whose baseRefs name it."""
+    return obj(kube.LLMISVC_CONFIG, "team", namespace, spec={"router": {"gateway": {"refs": [TEAM_GW]}}})
+
+
+TEAM_GW = {"name": "team-gw", "namespace": "infra"}
+
+
+def _team_service() -> Wire:
+    svc = service("a", router={"route": {}, "gateway": {}})
+    svc["spec"]["baseRefs"] = [{"name": "team"}]
+    return svc
+
+
+def test_a_gateway_only_a_base_ref_names_is_watched_from_the_start() -> None:
+    world = CacheWorld().put(_team_config(), _team_service())
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == [("ns", "a")]
+
+
+def test_a_base_ref_that_appears_later_starts_the_watch_of_its_gateway() -> None:
+    world = CacheWorld().put(_team_service())
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == []
+    assert world.keys(event(_team_config(), ADDED)) == [("ns", "a")]
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == [("ns", "a")]
+
+
+def test_a_system_namespace_base_ref_names_a_gateway_for_every_namespace() -> None:
+    world = CacheWorld().put(_team_config(KSERVE), _team_service())
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == [("ns", "a")]
+
+
+# --- what URL discovery reads of a Gateway: its class and its Service ---------------------------------
+
+
+def test_a_gateway_class_affects_the_services_using_a_gateway_of_that_class() -> None:
+    gateway = obj(kube.GATEWAY, "gw", "infra", spec={"gatewayClassName": "istio"})
+    other = obj(kube.GATEWAY, "other", "infra", spec={"gatewayClassName": "envoy"})
+    users = service("a", router={"gateway": {"refs": [{"name": "gw", "namespace": "infra"}]}})
+    world = CacheWorld().put(gateway, other, users, service("b", router={"route": {}}))
+    assert world.keys(event(obj(kube.GATEWAYCLASS, "istio", ""), MODIFIED)) == [("ns", "a")]
+    assert world.keys(event(obj(kube.GATEWAYCLASS, "envoy", ""), MODIFIED)) == []
+
+
+def test_a_service_labelled_for_a_gateway_affects_the_services_using_that_gateway() -> None:
+    users = service("a", router={"gateway": {"refs": [{"name": "gw", "namespace": "infra"}]}})
+    world = CacheWorld().put(users, service("b", router={"route": {}}))
+    labelled = obj(kube.SERVICE, "gw-istio", "infra", labels={"gateway.networking.k8s.io/gateway-name": "gw"})
+    assert world.keys(event(labelled, MODIFIED)) == [("ns", "a")]
+    assert world.keys(event(obj(kube.SERVICE, "gw", "infra"), DELETED)) == [("ns", "a")]  # named like it
+    assert world.keys(event(obj(kube.SERVICE, "unrelated", "infra"), MODIFIED)) == []
