@@ -15,6 +15,11 @@ moments after its CRD is Established, so a kind whose CRD the cache holds as Est
 has not listed it yet, is waited for (up to :data:`SERVED_WAIT`, once per version of the CRD) instead of
 read as absent: a pass signalled by the CRD's event would otherwise plan without it, and nothing would
 signal it again.
+
+Indexes (client-go's ``AddIndexers``/``ByIndex``): :meth:`ClusterCache.add_index` indexes every store of a
+kind, now and in loops added later, and keeps the index in step with every add, update and delete;
+:meth:`ClusterCache.by_index` answers "the services using this object" for the watcher's trigger rules
+(``llmisvc_core.triggers``), which read the cluster through this cache and keep no copy of their own.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from llmisvc_cache.model import DELETED, LoopHealth, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
-from llmisvc_cache.store import resource_version
+from llmisvc_cache.store import IndexFn, TargetStore, object_key, resource_version
 from llmisvc_cache.watch_loop import ResourceWatch
 from llmisvc_core.models import kube
 from llmisvc_core.models.kube import BUILTIN_TYPES, ObjectKey, ResourceType
@@ -70,14 +76,40 @@ def _has_labels(obj: Wire, labels: Mapping[str, str]) -> bool:
     return all(have.get(k) == v for k, v in labels.items())
 
 
-class ClusterCache:
-    """Watch loops over :class:`WatchTarget` collections; reads, freshness waits and a write overlay."""
+class Loop(Protocol):
+    """What the cache needs of a list+watch loop (:class:`~llmisvc_cache.watch_loop.ResourceWatch`)."""
 
-    def __init__(self, api_client: ApiClient, tuning: Tuning | None = None) -> None:
+    target: WatchTarget
+    store: TargetStore
+    synced: threading.Event
+
+    def start(self) -> object: ...
+
+    def wake(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def join(self, timeout: float) -> bool: ...
+
+    def health(self) -> LoopHealth: ...
+
+
+LoopFactory = Callable[[ApiClient, WatchTarget, Listener, Tuning], Loop]
+
+
+class ClusterCache:
+    """Watch loops over :class:`WatchTarget` collections; reads, indexes, freshness waits and a write
+    overlay. ``loop`` makes the loops (tests give loops that list nothing)."""
+
+    def __init__(
+        self, api_client: ApiClient, tuning: Tuning | None = None, loop: LoopFactory = ResourceWatch
+    ) -> None:
         self._api_client = api_client
         self._tuning = tuning or Tuning()
-        self._loops: list[ResourceWatch] = []
-        self._by_type: dict[ResourceType, list[ResourceWatch]] = {}
+        self._make_loop = loop
+        self._loops: list[Loop] = []
+        self._by_type: dict[ResourceType, list[Loop]] = {}
+        self._indexes: list[tuple[ResourceType, str, IndexFn]] = []
         self._listeners: list[Listener] = []
         self._overlay: dict[ObjectKey, _Written] = {}
         self._lock = threading.Lock()
@@ -90,22 +122,38 @@ class ClusterCache:
         """Call ``listener`` (from a loop thread) for every change; subscribe before :meth:`add`."""
         self._listeners.append(listener)
 
-    def add(self, targets: Iterable[WatchTarget]) -> builtins.list[ResourceWatch]:
+    def add(self, targets: Iterable[WatchTarget]) -> builtins.list[Loop]:
         """Start a loop per target not already watched; the new loops."""
         known = {loop.target for loop in self._loops}
         fresh = [
-            ResourceWatch(self._api_client, t, self._emit, self._tuning) for t in targets if t not in known
+            self._make_loop(self._api_client, t, self._emit, self._tuning) for t in targets if t not in known
         ]
         with self._lock:
             for loop in fresh:
+                for type_, name, fn in self._indexes:
+                    if type_ == loop.target.resource:
+                        loop.store.add_index(name, fn)
                 self._loops.append(loop)
                 self._by_type.setdefault(loop.target.resource, []).append(loop)
         for loop in fresh:
             loop.start()
         return fresh
 
+    def add_index(self, type_: ResourceType, name: str, fn: IndexFn) -> None:
+        """Index the objects of ``type_`` under the values ``fn`` gives each, in every loop of that kind,
+        kept in step with every add, update and delete. Add before the loops, or they are indexed now."""
+        with self._lock:
+            self._indexes.append((type_, name, fn))
+            loops = builtins.list(self._by_type.get(type_, ()))
+        for loop in loops:
+            loop.store.add_index(name, fn)
+
+    def watched(self) -> Watched:
+        """This cache as the watch delivered it, without the overlay (:class:`Watched`)."""
+        return Watched(self)
+
     @property
-    def loops(self) -> Sequence[ResourceWatch]:
+    def loops(self) -> Sequence[Loop]:
         return tuple(self._loops)
 
     def is_synced(self) -> bool:
@@ -227,6 +275,30 @@ class ClusterCache:
             else:
                 found[name] = current
         return [o for _, o in sorted(found.items()) if _has_labels(o, labels)]
+
+    def by_index(self, type_: ResourceType, index: str, value: str) -> builtins.list[Wire]:
+        """The objects of ``type_`` the index ``index`` finds under ``value``, by namespace and name (the
+        watch's state: the overlay of this process's writes is not indexed)."""
+        found: dict[tuple[str, str], Wire] = {}
+        for loop in self._by_type.get(type_, ()):
+            for obj in loop.store.by_index(index, value):
+                found.setdefault(object_key(obj), obj)
+        return [found[k] for k in sorted(found)]
+
+    def reindex(self, type_: ResourceType, keys: Iterable[tuple[str, str]]) -> None:
+        """Index these objects again: what their index functions read of other objects changed."""
+        for key in keys:
+            for loop in self._by_type.get(type_, ()):
+                if _in_scope(loop.target, key[0]):
+                    loop.store.reindex(key)
+
+    def list_all(self, type_: ResourceType) -> builtins.list[Wire]:
+        """Every object of ``type_`` the watch holds, in every namespace, by namespace and name."""
+        found: dict[tuple[str, str], Wire] = {}
+        for loop in self._by_type.get(type_, ()):
+            for key, obj in loop.store.snapshot().items():
+                found.setdefault(key, obj)
+        return [found[k] for k in sorted(found)]
 
     def _stored(self, key: ObjectKey) -> Wire | None:
         for loop in self._by_type.get(key.type, ()):
@@ -352,6 +424,37 @@ class ClusterCache:
                 and at_least(version, written.version)
             ):
                 self._overlay.pop(key, None)
+
+
+class Watched:
+    """The cluster as the watch loops delivered it: no overlay of this process's writes, no live reads.
+    What the trigger rules read (``llmisvc_core.triggers.change.IndexedCluster``); its reads take one
+    store's lock at a time, so an index function may use it from any loop's thread."""
+
+    def __init__(self, cache: ClusterCache) -> None:
+        self._cache = cache
+
+    def get(self, type_: ResourceType, namespace: str, name: str) -> Wire | None:
+        return self._cache._stored(_key(type_, namespace, name))
+
+    def list(self, type_: ResourceType, namespace: str, labels: Mapping[str, str]) -> builtins.list[Wire]:
+        found: dict[str, Wire] = {}
+        for loop in self._cache._by_type.get(type_, ()):
+            if _in_scope(loop.target, namespace):
+                for obj in loop.store.in_namespace(namespace):
+                    found.setdefault((obj.get("metadata") or {}).get("name") or "", obj)
+        return [o for _, o in sorted(found.items()) if _has_labels(o, labels)]
+
+    def is_installed(self, type_: ResourceType) -> bool:
+        return type_ in BUILTIN_TYPES or any(
+            loop.store.served for loop in self._cache._by_type.get(type_, ())
+        )
+
+    def by_index(self, type_: ResourceType, index: str, value: str) -> builtins.list[Wire]:
+        return self._cache.by_index(type_, index, value)
+
+    def list_all(self, type_: ResourceType) -> builtins.list[Wire]:
+        return self._cache.list_all(type_)
 
 
 def _key(type_: ResourceType, namespace: str, name: str) -> ObjectKey:

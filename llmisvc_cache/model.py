@@ -1,5 +1,6 @@
 """Plain values of the list+watch loops: what to watch, what the loops report, and the timing knobs.
-No I/O. The cluster cache, the worker's reads and the watcher's triggers all speak these.
+No I/O. The cluster cache, the worker's reads and the watcher's triggers all speak these; a
+:class:`WatchEvent` is the core's :class:`~llmisvc_core.triggers.change.Change`.
 
 A :class:`WatchEvent` is one change of one object as the watcher learned it, either from a watch stream
 or from comparing a (re)list with the last known state. An ``initial`` event comes from the first list of
@@ -14,12 +15,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from llmisvc_core.models.kube import TYPES_BY_NAME, ResourceType
+from llmisvc_core.triggers.change import ADDED, DELETED, MODIFIED
+
+__all__ = [
+    "ADDED",
+    "DELETED",
+    "MODIFIED",
+    "LoopHealth",
+    "SeenVersion",
+    "Tuning",
+    "WatchEvent",
+    "WatchTarget",
+    "Wire",
+]
 
 Wire = dict[str, Any]
-
-ADDED = "ADDED"
-MODIFIED = "MODIFIED"
-DELETED = "DELETED"
 
 _VERBS = {ADDED: "created", MODIFIED: "modified", DELETED: "deleted"}
 

@@ -5,17 +5,25 @@ thread reads. Readers get the stored dicts themselves, never copies: the core ne
 reads (``PassWorld`` copies before it writes), and a copy per read would cost more than the pass.
 Every change wakes the threads waiting in :meth:`TargetStore.wait` (the cache's "caught up to version
 X" barrier).
+
+Indexes, as client-go's ``Indexer`` keeps them: :meth:`TargetStore.add_index` names a function from an
+object to the values it is found under, and every put, relist and removal keeps the index in step, so
+:meth:`TargetStore.by_index` answers without walking the objects. An index function may read other
+stores (the one of what a service uses reads its routes and configs): it runs under the store's own index
+lock, never under another store's, and :meth:`TargetStore.reindex` runs it again for an object when what
+it read has changed.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 Wire = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+IndexFn = Callable[[Wire], Iterable[str]]
 
 
 def object_key(obj: Wire) -> Key:
@@ -47,6 +55,12 @@ class TargetStore:
         #: version that was then deleted ends (the object is gone, and newer than what was waited for).
         #: With the time it was seen, for :meth:`deleted_at`.
         self._deleted: dict[Key, tuple[str, float]] = {}
+        #: Held while index values are computed and stored: an index function may read other stores, so
+        #: it must not run under ``_changed`` (which readers of this store wait on).
+        self._indexing = threading.RLock()
+        self._index_fns: dict[str, IndexFn] = {}
+        self._indexed: dict[str, dict[Key, frozenset[str]]] = {}  # index -> key -> its values
+        self._indices: dict[str, dict[str, set[Key]]] = {}  # index -> value -> keys
 
     # --- the loop's side -----------------------------------------------------------------------------
 
@@ -54,20 +68,30 @@ class TargetStore:
         by_namespace: dict[str, dict[str, Wire]] = {}
         for (namespace, name), obj in objects.items():
             by_namespace.setdefault(namespace, {})[name] = obj
-        with self._changed:
-            self._objects = dict(objects)
-            self._by_namespace = by_namespace
-            self.served = served
-            self._changed.notify_all()
+        with self._indexing:
+            values = {key: self._values(obj) for key, obj in objects.items()}
+            with self._changed:
+                self._objects = dict(objects)
+                self._by_namespace = by_namespace
+                self.served = served
+                for key in set(self._indexed_keys()) - set(objects):
+                    self._unindex(key)
+                for key, found in values.items():
+                    self._index(key, found)
+                self._changed.notify_all()
 
     def put(self, key: Key, obj: Wire) -> None:
-        with self._changed:
-            self._objects[key] = obj
-            self._by_namespace.setdefault(key[0], {})[key[1]] = obj
-            self._changed.notify_all()
+        with self._indexing:
+            values = self._values(obj)
+            with self._changed:
+                self._objects[key] = obj
+                self._by_namespace.setdefault(key[0], {})[key[1]] = obj
+                self._index(key, values)
+                self._changed.notify_all()
 
     def remove(self, key: Key, version: str = "") -> None:
-        with self._changed:
+        with self._indexing, self._changed:
+            self._unindex(key)
             self._objects.pop(key, None)
             if version:
                 self._deleted.pop(key, None)
@@ -80,6 +104,59 @@ class TargetStore:
                 if not names:
                     del self._by_namespace[key[0]]
             self._changed.notify_all()
+
+    # --- indexes -------------------------------------------------------------------------------------
+
+    def add_index(self, name: str, fn: IndexFn) -> None:
+        """Index every object, now and on each later change, under the values ``fn`` gives it."""
+        with self._indexing:
+            self._index_fns[name] = fn
+            objects = self.snapshot()
+            values = {key: frozenset(fn(obj)) for key, obj in objects.items()}
+            with self._changed:
+                self._indexed[name], self._indices[name] = {}, {}
+                for key, found in values.items():
+                    self._index(key, {name: found})
+
+    def reindex(self, key: Key) -> None:
+        """Run the index functions again for ``key`` (something they read of other objects changed)."""
+        with self._indexing:
+            obj = self.get(key)
+            if obj is None:
+                return
+            values = self._values(obj)
+            with self._changed:
+                if self._objects.get(key) is obj:
+                    self._index(key, values)
+
+    def by_index(self, name: str, value: str) -> list[Wire]:
+        """The objects the index ``name`` finds under ``value``."""
+        with self._changed:
+            keys = self._indices.get(name, {}).get(value, ())
+            return [self._objects[k] for k in sorted(keys) if k in self._objects]
+
+    def _values(self, obj: Wire) -> dict[str, frozenset[str]]:
+        return {name: frozenset(fn(obj)) for name, fn in self._index_fns.items()}
+
+    def _indexed_keys(self) -> set[Key]:
+        return {key for keys in self._indexed.values() for key in keys}
+
+    def _index(self, key: Key, values: dict[str, frozenset[str]]) -> None:
+        """Move ``key`` to ``values`` in each index (``_changed`` held)."""
+        for name, found in values.items():
+            before = self._indexed[name].get(key, frozenset())
+            users = self._indices[name]
+            for value in before - found:
+                _discard(users, value, key)
+            for value in found - before:
+                users.setdefault(value, set()).add(key)
+            if found:
+                self._indexed[name][key] = found
+            else:
+                self._indexed[name].pop(key, None)
+
+    def _unindex(self, key: Key) -> None:
+        self._index(key, {name: frozenset() for name in self._index_fns})
 
     # --- readers -------------------------------------------------------------------------------------
 
@@ -118,3 +195,11 @@ class TargetStore:
         """Block until ``ready()`` holds (checked after every change) or ``timeout`` seconds passed."""
         with self._changed:
             return self._changed.wait_for(ready, timeout)
+
+
+def _discard(users: dict[str, set[Key]], value: str, key: Key) -> None:
+    keys = users.get(value)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del users[value]  # an index of what is used now, not of everything ever used

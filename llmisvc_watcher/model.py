@@ -1,16 +1,17 @@
-"""Plain values of the watcher: which service an event affects and what is sent to a workflow. No I/O.
+"""Plain values of the watcher: what is sent to a workflow. No I/O.
 
 The watch loops' own values (:class:`WatchEvent`, :class:`WatchTarget`, :class:`Tuning`) live in
-:mod:`llmisvc_cache.model`, shared with the worker's cache; they are named here too for the watcher's
+:mod:`llmisvc_cache.model`, shared with the worker's cache, and the services a change affects
+(:class:`Affected`) in :mod:`llmisvc_core.triggers.change`; they are named here too for the watcher's
 modules.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from llmisvc_cache.model import ADDED, DELETED, MODIFIED, SeenVersion, Tuning, WatchEvent, WatchTarget, Wire
+from llmisvc_core.triggers.change import Affected
 
 __all__ = [
     "ADDED",
@@ -23,14 +24,6 @@ __all__ = [
     "WatchTarget",
     "Wire",
 ]
-
-
-class Affected(NamedTuple):
-    """One LLMInferenceService an event affects, and why."""
-
-    namespace: str
-    name: str
-    reason: str
 
 
 @dataclass(frozen=True)

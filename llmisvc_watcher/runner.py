@@ -1,6 +1,10 @@
 """The watcher assembled: the cluster cache's watch loops -> one asyncio queue -> trigger rules ->
 coalesced signals.
 
+The rules (:mod:`llmisvc_core.triggers`) read the cluster through the cache, after the change, through
+the cache's index of what each service uses (added here, before the loops start); the watcher keeps no
+copy of the world of its own.
+
 Start-up follows the informer rule "sync before you act": the loops of the objects that affect routing
 list first, so the world the rules consult is complete and every later change arrives as an event;
 only then are the LLMInferenceServices listed, each one found getting signal-with-start. A change made
@@ -28,11 +32,11 @@ from llmisvc_cache.cache import ClusterCache
 from llmisvc_cache.model import SeenVersion
 from llmisvc_cache.targets import dependent_targets, service_targets
 from llmisvc_core.models import kube
+from llmisvc_core.triggers import rules
 from llmisvc_core.world.config import Environment
 from llmisvc_runtime import telemetry
-from llmisvc_watcher import mapping
 from llmisvc_watcher.coalescing import SignalCoalescer
-from llmisvc_watcher.model import DELETED, Tuning, WatchEvent
+from llmisvc_watcher.model import DELETED, Affected, Tuning, WatchEvent
 from llmisvc_watcher.service_gauge import ServiceGauge
 from llmisvc_watcher.signaller import Signaller, TemporalSignaller
 from workflows import ending
@@ -121,7 +125,7 @@ async def watch_and_signal(
     starts ``cache``'s loops; whoever made the cache stops it. Only the services ``selector`` selects are
     watched: one that leaves the selection arrives as deleted and its workflow is signalled, and its next
     pass hands it off (``activities.management``). ``shadow``: the deployment's mode is shadow, so a
-    service's status changes are other writers' and signal it (``llmisvc_watcher.mapping``)."""
+    service's status changes are other writers' and signal it (``llmisvc_core.triggers.rules``)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[WatchEvent] = asyncio.Queue()
 
@@ -130,9 +134,10 @@ async def watch_and_signal(
             loop.call_soon_threadsafe(queue.put_nowait, event)
 
     coalescer = SignalCoalescer(signaller, tuning)
-    world = mapping.WatchedWorld.empty(env, shadow)
+    add_indexes(cache, env)
     cache.subscribe(emit)
-    consumer = asyncio.create_task(_consume(queue, world, coalescer, ServiceGauge(meter)))
+    triggers = Triggers(cache, env, shadow)
+    consumer = asyncio.create_task(_consume(queue, triggers, coalescer, ServiceGauge(meter)))
     try:
         cache.add(dependent_targets(namespaces, env))
         await _wait_synced(cache, tuning.sync_timeout, stop)
@@ -146,24 +151,44 @@ async def watch_and_signal(
         await coalescer.drain(STOP_GRACE)
 
 
+def add_indexes(cache: ClusterCache, env: Environment) -> None:
+    """The indexes the trigger rules look up, on ``cache`` (read through what its watch delivered)."""
+    for type_, name, fn in rules.indexes(cache.watched(), env, log.warning):
+        cache.add_index(type_, name, fn)
+
+
+class Triggers:
+    """The trigger rules over the cache: the services an event affects, with the cache's index of what
+    they use brought up to date when the event changed what it was read through."""
+
+    def __init__(self, cache: ClusterCache, env: Environment, shadow: bool = False) -> None:
+        self.cache = cache
+        self.env = env
+        self.shadow = shadow
+
+    def affected(self, event: WatchEvent) -> list[Affected]:
+        affected = rules.affected_services(event, self.cache.watched(), self.env, self.shadow, log.warning)
+        self.cache.reindex(kube.LLMISVC, rules.to_reindex(event, affected))
+        return affected
+
+
 async def _consume(
     queue: asyncio.Queue[WatchEvent],
-    world: mapping.WatchedWorld,
+    triggers: Triggers,
     coalescer: SignalCoalescer,
     gauge: ServiceGauge,
 ) -> None:
     while True:
         event = await queue.get()
         try:
-            handle_event(event, world, coalescer)
-            gauge.observe(event, world)
+            handle_event(event, triggers, coalescer)
+            gauge.observe(event)
         except Exception:  # one odd object must not stop the watcher
             log.exception("could not handle %s", event.describe())
 
 
-def handle_event(event: WatchEvent, world: mapping.WatchedWorld, coalescer: SignalCoalescer) -> None:
-    affected = mapping.affected_services(event, world)
-    world.apply(event)
+def handle_event(event: WatchEvent, triggers: Triggers, coalescer: SignalCoalescer) -> None:
+    affected = triggers.affected(event)
     start = (event.type != DELETED) if event.resource == kube.LLMISVC else None
     seen = None if event.resource == kube.CRD else SeenVersion.of(event)
     for item in affected:

@@ -1,8 +1,8 @@
 """``llmisvc_router_services``: the LLMInferenceServices the watcher knows, by their ``RouterReady``
 condition (``True``, ``False``, or ``Unknown`` when the router has not written one yet).
 
-Counted from the watcher's cache of services (``WatchedWorld.services``) as their events arrive: one
-service's event changes one count, so a start-up list of thousands of services stays linear.
+Counted from the services' events as they arrive: one service's event changes one count, so a start-up
+list of thousands of services stays linear.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections import Counter
 from temporalio.common import MetricMeter
 
 from llmisvc_core.models import kube
-from llmisvc_watcher.mapping import Key, WatchedWorld
-from llmisvc_watcher.model import WatchEvent, Wire
+from llmisvc_core.triggers.change import Key
+from llmisvc_watcher.model import DELETED, WatchEvent, Wire
 
 SERVICES_METRIC = "llmisvc_router_services"
 STATES = ("True", "False", "Unknown")
@@ -35,14 +35,13 @@ class ServiceGauge:
         self._counts: Counter[str] = Counter()
         self._publish()  # every state from the start, so a dashboard sees zeros rather than gaps
 
-    def observe(self, event: WatchEvent, world: WatchedWorld) -> None:
-        """After ``world`` applied ``event``: count the service's state as the cache now has it."""
+    def observe(self, event: WatchEvent) -> None:
+        """Count the service's state as ``event`` leaves it."""
         if event.resource != kube.LLMISVC:
             return
         key = (event.namespace, event.name)
         before = self._states.pop(key, None)
-        service = world.services.get(key)
-        after = router_ready(service) if service is not None else None
+        after = router_ready(event.obj) if event.type != DELETED else None
         if after is not None:
             self._states[key] = after
         if before == after:

@@ -7,7 +7,7 @@ the workload Service when there is no scheduler or at the referenced pool, and a
 a port gets 9002. :func:`adjust` does exactly that.
 
 :func:`apply_router_presets` runs the whole merge against KServe's shipped configs only (no cluster
-reads): the watcher and the stored-spec preconditions use it to see what a spec asks for.
+reads), to see what a spec asks for without a cluster.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ import pytest
 from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
 
 from llmisvc_core.models import kube
-from llmisvc_core.world.config import Environment
-from llmisvc_watcher.mapping import WatchedWorld
 from llmisvc_watcher.model import ADDED, DELETED, MODIFIED, WatchEvent
 from llmisvc_watcher.service_gauge import SERVICES_METRIC, ServiceGauge, router_ready
 from tests import builders as b
@@ -51,20 +49,18 @@ def test_router_ready_reads_the_condition_loosely(obj: Wire, expected: str) -> N
 
 
 class Watcher:
-    """The watcher's cache and the gauge, fed events as the watcher's consumer feeds them."""
+    """The gauge, fed events as the watcher's consumer feeds them."""
 
     def __init__(self) -> None:
         self.buffer = MetricBuffer(1000)
         self.runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
-        self.world = WatchedWorld.empty(Environment())
         self.gauge = ServiceGauge(self.runtime.metric_meter)
         self.counts: dict[str, float] = {}
         self._drain()
 
     def event(self, type_: str, obj: Wire, resource: kube.ResourceType = kube.LLMISVC) -> dict[str, float]:
         event = WatchEvent(type_, resource, obj)
-        self.world.apply(event)
-        self.gauge.observe(event, self.world)
+        self.gauge.observe(event)
         self._drain()
         return dict(self.counts)
 

@@ -41,7 +41,7 @@ def test_no_watcher_or_cache_module_imports_the_kubernetes_client_or_urllib3(mod
 
 def test_the_trigger_rules_load_neither_kubernetes_nor_temporalio() -> None:
     check = (
-        "import sys, llmisvc_watcher.mapping, llmisvc_watcher.model\n"
+        "import sys, llmisvc_core.triggers.rules, llmisvc_watcher.model\n"
         "loaded = {m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', 'temporalio'}\n"
         "assert not loaded, loaded\n"
     )

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 from llmisvc_core.models import kube
-from llmisvc_core.world.config import Environment
-from llmisvc_watcher import mapping
-from llmisvc_watcher.mapping import WatchedWorld
-from tests.builders import KSERVE, service
+from tests.builders import KSERVE, Wire, service
 from tests.builders.kube import obj
 from tests.builders.watch import event
+from tests.watcher.cluster import CacheWorld
 
 
-def _world(*services: dict[str, object]) -> WatchedWorld:
-    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
-    for svc in services:
-        world.apply(event(svc, initial=True))
-    return world
+def _world(*services: Wire) -> CacheWorld:
+    return CacheWorld().put(*services)
 
 
-def _keys(config_name: str, namespace: str, world: WatchedWorld) -> list[tuple[str, str]]:
-    affected = mapping.affected_services(event(obj(kube.LLMISVC_CONFIG, config_name, namespace)), world)
-    return [(a.namespace, a.name) for a in affected]
+def _keys(config_name: str, namespace: str, world: CacheWorld) -> list[tuple[str, str]]:
+    return world.keys(event(obj(kube.LLMISVC_CONFIG, config_name, namespace)))
 
 
 APPLIED = {

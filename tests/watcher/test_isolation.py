@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 import pytest
 
 from llmisvc_core.models import kube
-from llmisvc_core.world.config import Environment
-from llmisvc_watcher import mapping, runner
-from llmisvc_watcher.mapping import WatchedWorld
+from llmisvc_core.triggers import uses
+from llmisvc_watcher import runner
 from llmisvc_watcher.model import DELETED, MODIFIED, Affected, WatchEvent
-from tests.builders import KSERVE, ORG_MODEL, Wire, service
+from tests.builders import ORG_MODEL, Wire, service
 from tests.builders.kube import ingress_config, managed, obj
 from tests.builders.watch import event, observed
+from tests.watcher.cluster import ENV, CacheWorld
 
 SHARED_POOL = {"gateway": {}, "scheduler": {"pool": {"ref": {"name": "shared"}}}}
 
@@ -52,9 +52,9 @@ class Recorder:
         return {a.name for a in self.added}
 
 
-def handle(world: WatchedWorld, recorder: Recorder, *events: WatchEvent) -> None:
+def handle(world: CacheWorld, recorder: Recorder, *events: WatchEvent) -> None:
     for item in events:
-        runner.handle_event(item, world, recorder)  # type: ignore[arg-type]
+        runner.handle_event(world.apply(item), world.triggers, recorder)  # type: ignore[arg-type]
 
 
 MALFORMED = {
@@ -65,8 +65,8 @@ MALFORMED = {
 
 
 @pytest.fixture(params=list(MALFORMED), ids=list(MALFORMED))
-def world(request: pytest.FixtureRequest) -> tuple[WatchedWorld, Recorder]:
-    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
+def world(request: pytest.FixtureRequest) -> tuple[CacheWorld, Recorder]:
+    world = CacheWorld()
     recorder = Recorder()
     good = [service("good-1", router=SHARED_POOL), service("good-2", router=SHARED_POOL)]
     handle(world, recorder, event(good[0]), event(MALFORMED[request.param]()), event(good[1]))
@@ -74,14 +74,14 @@ def world(request: pytest.FixtureRequest) -> tuple[WatchedWorld, Recorder]:
 
 
 def test_a_malformed_service_is_signalled_for_its_own_change_like_any_other(
-    world: tuple[WatchedWorld, Recorder],
+    world: tuple[CacheWorld, Recorder],
 ) -> None:
     _, recorder = world
     assert recorder.names() == {"good-1", "bad", "good-2"}
 
 
 def test_with_a_malformed_service_present_a_deleted_route_of_a_good_service_still_signals_it(
-    world: tuple[WatchedWorld, Recorder],
+    world: tuple[CacheWorld, Recorder],
 ) -> None:
     world_, recorder = world
     recorder.added.clear()
@@ -90,7 +90,7 @@ def test_with_a_malformed_service_present_a_deleted_route_of_a_good_service_stil
 
 
 def test_with_a_malformed_service_present_a_shared_pool_still_signals_the_good_users(
-    world: tuple[WatchedWorld, Recorder],
+    world: tuple[CacheWorld, Recorder],
 ) -> None:
     world_, recorder = world
     recorder.added.clear()
@@ -99,7 +99,7 @@ def test_with_a_malformed_service_present_a_shared_pool_still_signals_the_good_u
 
 
 def test_a_config_change_reindexes_the_good_services_past_a_malformed_one(
-    world: tuple[WatchedWorld, Recorder],
+    world: tuple[CacheWorld, Recorder],
 ) -> None:
     world_, recorder = world
     ingress = {"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}
@@ -110,7 +110,7 @@ def test_a_config_change_reindexes_the_good_services_past_a_malformed_one(
 
 
 def test_a_status_only_change_of_a_deep_service_still_signals_it_rather_than_failing() -> None:
-    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
+    world = CacheWorld()
     recorder = Recorder()
     bad = deep_service("bad", 3000)
     handle(world, recorder, event(bad))
@@ -120,16 +120,13 @@ def test_a_status_only_change_of_a_deep_service_still_signals_it_rather_than_fai
 
 
 def test_a_service_nested_past_the_bound_maps_as_a_spec_that_does_not_parse() -> None:
-    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
-    world.apply(event(deep_service("bad", 150)))
-    assert world.merged(("ns", "bad")) is None
-    world.apply(event(deep_service("fine", 50)))
-    assert world.merged(("ns", "fine")) is not None
+    reader = CacheWorld().cache.watched()
+    assert uses.service_uses(deep_service("bad", 150), reader, ENV).pools == frozenset()
+    assert ("ns", "shared") in uses.service_uses(deep_service("fine", 50), reader, ENV).pools
 
 
 def test_an_owned_object_with_malformed_metadata_maps_to_nobody_without_an_error() -> None:
-    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
     odd = obj(kube.HTTPROUTE, "r")
     odd["metadata"]["labels"] = {"app.kubernetes.io/part-of": "llminferenceservice"}
     odd["metadata"]["ownerReferences"] = ["not an object"]
-    assert mapping.affected_services(event(odd, MODIFIED), world) == []
+    assert CacheWorld().affected(event(odd, MODIFIED)) == []

@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from llmisvc_core.models import kube
-from llmisvc_core.world.config import Environment
+from llmisvc_core.triggers import groups
+from llmisvc_core.triggers.change import Key
 from llmisvc_core.world.status_merge import merge_status
-from llmisvc_watcher import groups, mapping
-from llmisvc_watcher.mapping import Key, WatchedWorld
 from llmisvc_watcher.model import ADDED, DELETED, MODIFIED, Affected, WatchEvent
 from tests.builders import KSERVE, Wire, http_route, service
 from tests.builders.kube import crd, established, ingress_config, managed, obj, tokenizer_deployment
 from tests.builders.watch import event, observed
+from tests.watcher.cluster import CacheWorld
 
 GW = "gateway.networking.k8s.io"
 INGRESS = {"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}
@@ -30,12 +30,10 @@ class Case:
     configmap: Wire | None = None
 
 
-def world_of(case: Case) -> WatchedWorld:
-    world = WatchedWorld.empty(Environment(kserve_namespace=KSERVE))
-    initial = [*case.services, *case.routes, *([case.configmap] if case.configmap else [])]
-    for item in initial:
-        world.apply(event(item, initial=True))
-    return world
+def world_of(case: Case) -> CacheWorld:
+    """The world at start-up, listed as the watcher lists it: what services use first, then services."""
+    initial = [*case.routes, *([case.configmap] if case.configmap else []), *case.services]
+    return CacheWorld().put(*initial)
 
 
 def with_route(**http: object) -> Wire:
@@ -181,10 +179,10 @@ CASES = [
         routes=[http_route("user-route", parent_refs=[{"name": "gw"}])],
     ),
     Case(
-        "a parentRef of another kind is not a gateway",
+        "a parentRef of another kind of a referenced route is read as a Gateway, as discovery reads it (Q27)",
         event(obj(kube.GATEWAY, "gw", "ns"), MODIFIED),
         [service("a", router=with_route(refs=[{"name": "r"}]))],
-        [],
+        [("ns", "a")],
         routes=[http_route("r", parent_refs=[{"name": "gw", "kind": "Service", "group": ""}])],
     ),
     Case(
@@ -309,18 +307,16 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_affected_services(case: Case) -> None:
-    affected = mapping.affected_services(case.event, world_of(case))
+    affected = world_of(case).affected(case.event)
     assert [(a.namespace, a.name) for a in affected] == case.expected
 
 
 def test_the_reason_names_the_kind_the_object_and_what_happened() -> None:
     world = world_of(Case("", event(service("a")), [service("a", router={"route": {}})], []))
     ingress = event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED)
-    assert mapping.affected_services(ingress, world) == [
-        Affected("ns", "a", "Gateway kserve/kserve-ingress-gateway modified")
-    ]
+    assert world.affected(ingress) == [Affected("ns", "a", "Gateway kserve/kserve-ingress-gateway modified")]
     cluster_scoped = event(crd(GW, "gateways"), DELETED)
-    assert mapping.affected_services(cluster_scoped, world)[0].reason == (
+    assert world.affected(cluster_scoped)[0].reason == (
         "CustomResourceDefinition gateways.gateway.networking.k8s.io deleted"
     )
 
@@ -332,45 +328,36 @@ def test_a_service_is_listed_once_when_several_rules_name_it() -> None:
         status=observed(("ns", "gw")),
     )
     world = world_of(Case("", event(svc), [svc], []))
-    assert len(mapping.affected_services(event(obj(kube.GATEWAY, "gw"), MODIFIED), world)) == 1
+    assert len(world.affected(event(obj(kube.GATEWAY, "gw"), MODIFIED))) == 1
 
 
 def test_a_new_ingress_setting_moves_the_gateway_trigger() -> None:
     world = world_of(Case("", event(service("a")), [service("a", router={"route": {}})], []))
-    world.apply(event(ingress_config(INGRESS), ADDED))
-    assert (
-        mapping.affected_services(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED), world) != []
-    )
-    world.apply(event(ingress_config(INGRESS), DELETED))
-    assert (
-        mapping.affected_services(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED), world) == []
-    )
+    world.affected(event(ingress_config(INGRESS), ADDED))
+    assert world.affected(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED)) != []
+    world.affected(event(ingress_config(INGRESS), DELETED))
+    assert world.affected(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED)) == []
 
 
 def test_an_invalid_configmap_maps_like_the_defaults() -> None:
     world = world_of(Case("", event(service("a")), [service("a", router={"route": {}})], []))
     broken = ingress_config(None) | {"data": {"ingress": "{not json"}}
-    world.apply(event(broken, MODIFIED))
+    world.affected(event(broken, MODIFIED))
     default_gateway = event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED)
-    assert [a.name for a in mapping.affected_services(default_gateway, world)] == ["a"]
+    assert [a.name for a in world.affected(default_gateway)] == ["a"]
 
 
 def test_a_service_whose_spec_does_not_parse_still_maps_by_its_status() -> None:
     svc = service("a", router={"route": "not an object"}, status=observed(("ns", "gw")))
     world = world_of(Case("", event(svc), [svc], []))
-    assert [a.name for a in mapping.affected_services(event(obj(kube.GATEWAY, "gw"), MODIFIED), world)] == [
-        "a"
-    ]
+    assert [a.name for a in world.affected(event(obj(kube.GATEWAY, "gw"), MODIFIED))] == ["a"]
 
 
 def test_a_deleted_service_is_forgotten() -> None:
     svc = service("a", router={"route": {}})
     world = world_of(Case("", event(svc), [svc], []))
-    world.apply(event(svc, DELETED))
-    assert (
-        mapping.affected_services(event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED), world)
-        == []
-    )
+    world.affected(event(svc, DELETED))
+    assert world.affected(event(obj(kube.GATEWAY, "kserve-ingress-gateway", KSERVE), MODIFIED)) == []
 
 
 def _with_status(svc: Wire, status: Wire, resource_version: str) -> Wire:
@@ -388,7 +375,7 @@ def test_the_routers_own_status_write_does_not_trigger_a_pass() -> None:
             {"type": "RouterReady", "status": "True"},
         ],
     }
-    assert mapping.affected_services(event(_with_status(before, router_fields, "2"), MODIFIED), world) == []
+    assert world.affected(event(_with_status(before, router_fields, "2"), MODIFIED)) == []
 
 
 def test_a_status_change_by_another_controller_still_triggers_a_pass() -> None:
@@ -397,10 +384,7 @@ def test_a_status_change_by_another_controller_still_triggers_a_pass() -> None:
     )
     after = _with_status(before, {"conditions": [{"type": "WorkloadsReady", "status": "True"}]}, "2")
     assert [
-        a[:2]
-        for a in mapping.affected_services(
-            event(after, MODIFIED), world_of(Case("x", event(before), [before], []))
-        )
+        a[:2] for a in world_of(Case("x", event(before), [before], [])).affected(event(after, MODIFIED))
     ] == [("ns", "a")]
 
 
@@ -408,10 +392,7 @@ def test_a_spec_change_after_a_status_write_still_triggers_a_pass() -> None:
     before = _with_status(service("a"), {}, "1")
     after = {**_with_status(before, {}, "2"), "spec": {"router": {"route": {}}}}
     assert [
-        a[:2]
-        for a in mapping.affected_services(
-            event(after, MODIFIED), world_of(Case("x", event(before), [before], []))
-        )
+        a[:2] for a in world_of(Case("x", event(before), [before], [])).affected(event(after, MODIFIED))
     ] == [("ns", "a")]
 
 
@@ -429,7 +410,7 @@ def test_the_routers_first_status_write_does_not_trigger_a_pass() -> None:
     first_write = _with_status(before, merge_status({}, planned), "2")
     assert {c["type"] for c in first_write["status"]["conditions"]} >= {"WorkloadsReady"}
     world = world_of(Case("first write", event(before), [before], []))
-    assert mapping.affected_services(event(first_write, MODIFIED), world) == []
+    assert world.affected(event(first_write, MODIFIED)) == []
 
 
 # --- routing groups: the peers of a member (KServe router_group_handler.go, #5812/#5943) -------------
@@ -457,7 +438,7 @@ def grouped(
 
 def _affected(services: list[Wire], change: WatchEvent) -> list[tuple[str, str]]:
     world = world_of(Case("", change, services, []))
-    return [(a.namespace, a.name) for a in mapping.affected_services(change, world)]
+    return [(a.namespace, a.name) for a in world.affected(change)]
 
 
 GROUP_EVENTS = [
@@ -762,3 +743,58 @@ def test_5800_a_service_is_found_under_the_names_its_status_advertises() -> None
     """A pass compares by the merged spec (a baseRef may set the model name), which its status shows."""
     merged_elsewhere = claiming("a", "from-spec", advertised=("from-base-ref",))
     assert _affected([merged_elsewhere], event(claiming("c", "from-base-ref"))) == [("ns", "c"), ("ns", "a")]
+
+
+# --- what only a baseRef names (the known gap of issue 9, closed by reading the merge as the pass does) --
+
+
+def _team_config(namespace: str = "ns") -> Wire:
+    """An LLMInferenceServiceConfig naming a Gateway for the services whose baseRefs name it."""
+    return obj(kube.LLMISVC_CONFIG, "team", namespace, spec={"router": {"gateway": {"refs": [TEAM_GW]}}})
+
+
+TEAM_GW = {"name": "team-gw", "namespace": "infra"}
+
+
+def _team_service() -> Wire:
+    svc = service("a", router={"route": {}, "gateway": {}})
+    svc["spec"]["baseRefs"] = [{"name": "team"}]
+    return svc
+
+
+def test_a_gateway_only_a_base_ref_names_is_watched_from_the_start() -> None:
+    world = CacheWorld().put(_team_config(), _team_service())
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == [("ns", "a")]
+
+
+def test_a_base_ref_that_appears_later_starts_the_watch_of_its_gateway() -> None:
+    world = CacheWorld().put(_team_service())
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == []
+    assert world.keys(event(_team_config(), ADDED)) == [("ns", "a")]
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == [("ns", "a")]
+
+
+def test_a_system_namespace_base_ref_names_a_gateway_for_every_namespace() -> None:
+    world = CacheWorld().put(_team_config(KSERVE), _team_service())
+    assert world.keys(event(obj(kube.GATEWAY, "team-gw", "infra"), MODIFIED)) == [("ns", "a")]
+
+
+# --- what URL discovery reads of a Gateway: its class and its Service ---------------------------------
+
+
+def test_a_gateway_class_affects_the_services_using_a_gateway_of_that_class() -> None:
+    gateway = obj(kube.GATEWAY, "gw", "infra", spec={"gatewayClassName": "istio"})
+    other = obj(kube.GATEWAY, "other", "infra", spec={"gatewayClassName": "envoy"})
+    users = service("a", router={"gateway": {"refs": [{"name": "gw", "namespace": "infra"}]}})
+    world = CacheWorld().put(gateway, other, users, service("b", router={"route": {}}))
+    assert world.keys(event(obj(kube.GATEWAYCLASS, "istio", ""), MODIFIED)) == [("ns", "a")]
+    assert world.keys(event(obj(kube.GATEWAYCLASS, "envoy", ""), MODIFIED)) == []
+
+
+def test_a_service_labelled_for_a_gateway_affects_the_services_using_that_gateway() -> None:
+    users = service("a", router={"gateway": {"refs": [{"name": "gw", "namespace": "infra"}]}})
+    world = CacheWorld().put(users, service("b", router={"route": {}}))
+    labelled = obj(kube.SERVICE, "gw-istio", "infra", labels={"gateway.networking.k8s.io/gateway-name": "gw"})
+    assert world.keys(event(labelled, MODIFIED)) == [("ns", "a")]
+    assert world.keys(event(obj(kube.SERVICE, "gw", "infra"), DELETED)) == [("ns", "a")]  # named like it
+    assert world.keys(event(obj(kube.SERVICE, "unrelated", "infra"), MODIFIED)) == []

@@ -1,5 +1,5 @@
-"""The index of what each service uses: always the same answer as walking every service, and an event's
-cost does not grow with the number of services."""
+"""The cache's index of what each service uses: always the same answer as asking every service afresh,
+and an event's cost does not grow with the number of services."""
 
 from __future__ import annotations
 
@@ -11,15 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmisvc_core.models import kube
-from llmisvc_core.world.config import Environment
-from llmisvc_watcher import mapping, uses
-from llmisvc_watcher.mapping import WatchedWorld
+from llmisvc_core.triggers import uses
 from llmisvc_watcher.model import ADDED, DELETED, MODIFIED
 from tests.builders import KSERVE, Wire, http_route, service
 from tests.builders.kube import ingress_config, obj
 from tests.builders.watch import event, observed
+from tests.watcher.cluster import ENV, CacheWorld
 
-ENV = Environment(kserve_namespace=KSERVE)
 NAMESPACES = ("ns", "other")
 GATEWAYS = [("ns", "gw"), ("infra", "gw"), (KSERVE, "kserve-ingress-gateway"), ("edge", "public-gateway")]
 ROUTES = ["r1", "r2"]
@@ -111,54 +109,46 @@ def _key(wire: Wire) -> tuple[str, str, str]:
     return wire["kind"], meta.get("namespace", ""), meta["name"]
 
 
-# --- the reference: walk every service, as the watcher did before the index ------------------------
+# --- the reference: ask every service afresh, over the same cluster ---------------------------------
 
 
-def reference_users(
-    kind: str, used: tuple[str, str], state: dict[tuple[str, str, str], Wire]
-) -> list[tuple[str, str]]:
-    cm = state.get(("ConfigMap", KSERVE, "inferenceservice-config"))
-    config = mapping.router_config(cm, ENV)
-    route_map = {(ns, name): w for (k, ns, name), w in state.items() if k == "HTTPRoute"}
+def reference_users(kind: str, used: tuple[str, str], world: CacheWorld) -> list[tuple[str, str]]:
+    reader = world.cache.watched()
     found = []
-    for (k, ns, name), wire in sorted(state.items()):
-        if k != "LLMInferenceService":
-            continue
-        view = uses.ServiceView(ns, wire, mapping._merge(wire, config))
-        if used in set(uses.USE_RULES[kind](view, config, route_map)):
-            found.append((ns, name))
+    for wire in reader.list_all(kube.LLMISVC):
+        fresh = uses.service_uses(wire, reader, ENV)
+        held = {uses.GATEWAY: fresh.gateways, uses.HTTPROUTE: fresh.routes, uses.POOL: fresh.pools}[kind]
+        if used in held:
+            meta = wire["metadata"]
+            found.append((meta["namespace"], meta["name"]))
     return found
 
 
-def probes() -> list[tuple[Wire, str, tuple[str, str]]]:
-    """An event on every Gateway, route and pool of the universe, with the index kind it asks about."""
-    found: list[tuple[Wire, str, tuple[str, str]]] = [
-        (obj(kube.GATEWAY, name, ns), uses.GATEWAY, (ns, name)) for ns, name in GATEWAYS
-    ]
+def probes() -> list[tuple[str, tuple[str, str]]]:
+    """Every Gateway, route and pool of the universe, with the index kind it is used as."""
+    found: list[tuple[str, tuple[str, str]]] = [(uses.GATEWAY, g) for g in GATEWAYS]
     for ns in NAMESPACES:
-        found += [(obj(kube.HTTPROUTE, r, ns), uses.HTTPROUTE, (ns, r)) for r in ROUTES]
-        for resource in (kube.POOL_V1, kube.POOL_V1ALPHA2):
-            found += [(obj(resource, p, ns), uses.POOL, (ns, p)) for p in POOLS]
+        found += [(uses.HTTPROUTE, (ns, r)) for r in ROUTES]
+        found += [(uses.POOL, (ns, p)) for p in POOLS]
     return found
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @pytest.mark.timeout(300)  # 200 histories: up to 90 s on a loaded machine, too close to the 120 s default
 @given(steps)
-def test_the_index_answers_as_walking_every_service_would(history: list[Step]) -> None:
-    world = WatchedWorld.empty(ENV)
-    state: dict[tuple[str, str, str], Wire] = {}
+def test_the_index_answers_as_asking_every_service_afresh_would(history: list[Step]) -> None:
+    world = CacheWorld()
+    state: set[tuple[str, str, str]] = set()
     for op, wire in history:
         key = _key(wire)
         if op == "put":
-            world.apply(event(wire, MODIFIED if key in state else ADDED))
-            state[key] = wire
+            world.affected(event(wire, MODIFIED if key in state else ADDED))
+            state.add(key)
         else:
-            world.apply(event(wire, DELETED))
-            state.pop(key, None)
-    for probe, kind, used in probes():
-        affected = mapping.affected_services(event(probe, MODIFIED), world)
-        assert [(a.namespace, a.name) for a in affected] == reference_users(kind, used, state), (kind, used)
+            world.affected(event(wire, DELETED))
+            state.discard(key)
+    for kind, used in probes():
+        assert world.users(kind, *used) == reference_users(kind, used, world), (kind, used)
 
 
 # --- the cost of one event ---------------------------------------------------------------------------
@@ -167,11 +157,10 @@ def test_the_index_answers_as_walking_every_service_would(history: list[Step]) -
 NAMES_R1: Wire = {"http": {"refs": [{"name": "r1"}]}}
 
 
-def _world_of(n: int) -> WatchedWorld:
+def _world_of(n: int) -> CacheWorld:
     """``n`` services using the default gateway, one of which also names route r1 and pool p1."""
-    world = WatchedWorld.empty(ENV)
-    world.apply(event(http_route("r1", parent_refs=[{"name": "gw"}]), initial=True))
-    world.apply(event(ingress_config({"ingressGateway": "x"}), initial=True))
+    world = CacheWorld()
+    world.put(http_route("r1", parent_refs=[{"name": "gw"}]), ingress_config({"ingressGateway": "x"}))
     for i in range(n):
         router: Wire = {"route": {}, "scheduler": {}}
         if i == 0:
@@ -179,7 +168,7 @@ def _world_of(n: int) -> WatchedWorld:
                 "route": {"http": {"refs": [{"name": "r1"}]}},
                 "scheduler": {"pool": {"ref": {"name": "p1"}}},
             }
-        world.apply(event(service(f"s{i:05}", router=router), initial=True))
+        world.put(service(f"s{i:05}", router=router))
     return world
 
 
@@ -214,10 +203,9 @@ def _work_per_event(n: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[
     work = {}
     for label, ev in events.items():
         with monkeypatch.context() as patch:
-            merges = _count_calls(patch, mapping, "_merge")
+            merges = _count_calls(patch, uses, "merged_service")
             evaluations = _count_calls(patch, uses, "service_uses")
-            affected = mapping.affected_services(ev, world)
-            world.apply(ev)
+            affected = world.affected(ev)
         work[label] = (merges[0], evaluations[0], len(affected))
     return work
 
@@ -233,11 +221,11 @@ def test_the_work_of_an_event_does_not_grow_with_the_number_of_services(
 def test_a_new_ingress_gateway_in_the_config_reindexes_every_service() -> None:
     """The config is the one change whose cost is every service: each one's default gateway moves."""
     world = _world_of(5)
-    world.apply(
+    world.affected(
         event(
             ingress_config({"ingressGateway": "x", "kserveIngressGateway": "edge/public-gateway"}), MODIFIED
         )
     )
-    moved = mapping.affected_services(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED), world)
+    moved = world.affected(event(obj(kube.GATEWAY, "public-gateway", "edge"), MODIFIED))
     assert len(moved) == 4  # all but the one that names its own route
-    assert world.users(uses.GATEWAY, (KSERVE, "kserve-ingress-gateway")) == []
+    assert world.users(uses.GATEWAY, KSERVE, "kserve-ingress-gateway") == []

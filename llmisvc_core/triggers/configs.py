@@ -1,4 +1,4 @@
-"""Which services an LLMInferenceServiceConfig event affects. Pure; called by :mod:`llmisvc_watcher.mapping`.
+"""Which LLMInferenceServiceConfigs a service uses. Pure; the rule is :mod:`llmisvc_core.triggers.rules`'.
 
 A service uses a config when its ``status.appliedConfigs`` names it (what the last successful merge
 applied), when its ``spec.baseRefs`` names it (a missing baseRef must be retried when it appears), or,
@@ -9,13 +9,12 @@ system namespace's copy — so the services of that namespace that use the name 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from llmisvc_core.merge.config_merge import SCHEDULER, TEMPLATE
+from llmisvc_core.triggers.change import Wire
 from llmisvc_core.world.config import Environment
-from llmisvc_watcher.model import WatchEvent, Wire
 
-Key = tuple[str, str]
 #: Every well-known config suffix (config_merge's selection can name any of them).
 WELL_KNOWN_SUFFIXES = (
     SCHEDULER,
@@ -35,24 +34,19 @@ WELL_KNOWN_SUFFIXES = (
 )
 
 
-def config_users(event: WatchEvent, services: Mapping[Key, Wire], env: Environment) -> list[Key]:
-    """The services that use the config of ``event``, in the namespaces it can serve."""
-    system = event.namespace == env.kserve_namespace
-    return [
-        key
-        for key, svc in services.items()
-        if (system or key[0] == event.namespace) and uses_config(svc, event.name, env)
-    ]
-
-
-def uses_config(svc: Wire, name: str, env: Environment) -> bool:
-    """Read loosely: a status or spec of the wrong shape counts as naming nothing."""
+def named_configs(svc: Wire, env: Environment) -> set[str]:
+    """The names of the configs ``svc`` uses, read loosely: a status or spec of the wrong shape counts
+    as naming nothing."""
     status, spec = svc.get("status"), svc.get("spec")
     applied = _list((status if isinstance(status, dict) else {}).get("appliedConfigs"))
     base_refs = _list((spec if isinstance(spec, dict) else {}).get("baseRefs"))
-    if name in _names(applied) or name in _names(base_refs):
-        return True
-    return not applied and name in {env.config_prefix + s for s in WELL_KNOWN_SUFFIXES}
+    names = _names(applied) | _names(base_refs)
+    return names if applied else names | {env.config_prefix + s for s in WELL_KNOWN_SUFFIXES}
+
+
+def serves(config_namespace: str, service_namespace: str, env: Environment) -> bool:
+    """Whether a config of ``config_namespace`` can be one a service of ``service_namespace`` uses."""
+    return config_namespace in (env.kserve_namespace, service_namespace)
 
 
 def _list(value: object) -> list[object]:

@@ -8,58 +8,40 @@ the model names it advertises or, before it has an address, those of its spec) s
 claim one of the names it was compared by before the change or is compared by after it: the warning
 appears, changes its list or stops as soon as the cause changes.
 
-Services are found through :class:`ModelNameIndex`, kept per service as services change, so a change costs
-the number of services sharing a name, not the size of the namespace. A service is indexed under its
-spec's names and the names its status advertises (its own pass compares by its merged spec, which the
-status shows once it has run), erring on the side of signalling.
+Services are found through the cache's index of what services use (:mod:`llmisvc_core.triggers.uses`), so
+a change costs the number of services sharing a name, not the size of the namespace. A service is indexed
+under its spec's names and the names its status advertises (its own pass compares by its merged spec,
+which the status shows once it has run), erring on the side of signalling.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
 from llmisvc_core.httproute.collisions import advertised_names, routing_names
 from llmisvc_core.httproute.routing_group import stored_group
 from llmisvc_core.models.llmisvc import LLMInferenceService
-from llmisvc_watcher.model import ADDED, DELETED, MODIFIED, Wire
-
-Key = tuple[str, str]
-
-
-class ModelNameIndex:
-    """``(namespace, publisher model name)`` -> the names of the services that claim it."""
-
-    def __init__(self) -> None:
-        self._claimants: dict[Key, set[str]] = {}
-        self._names: dict[Key, frozenset[str]] = {}
-
-    def put(self, key: Key, svc: Wire | None) -> None:
-        """Record ``svc``'s names (None: the service is gone)."""
-        for name in self._names.pop(key, frozenset()):
-            self._claimants.get((key[0], name), set()).discard(key[1])
-        names = claimed_names(svc) if svc is not None else frozenset()
-        if names:
-            self._names[key] = names
-        for name in names:
-            self._claimants.setdefault((key[0], name), set()).add(key[1])
-
-    def claimants(self, namespace: str, names: frozenset[str]) -> list[Key]:
-        found = {svc for name in names for svc in self._claimants.get((namespace, name), ())}
-        return sorted((namespace, svc) for svc in found)
+from llmisvc_core.triggers.change import ADDED, DELETED, MODIFIED, Key, Wire
 
 
 def affected_claimants(
-    event_type: str, key: Key, old: Wire | None, new: Wire, index: ModelNameIndex
+    event_type: str,
+    key: Key,
+    old: Wire | None,
+    new: Wire,
+    claimants: Callable[[str, frozenset[str]], list[Key]],
 ) -> list[Key]:
     """The other services that claim a name ``new`` is (or ``old`` was) compared by, when this change
-    may change their warning."""
+    may change their warning; ``claimants(namespace, names)`` finds the services claiming any of them."""
     if event_type in (ADDED, DELETED) or old is None:
         names = compared_names(new)
     elif event_type == MODIFIED and collision_fields_changed(old, new):
         names = compared_names(old) | compared_names(new)
     else:
         return []
-    return [k for k in index.claimants(key[0], names) if k != key]
+    return [k for k in claimants(key[0], names) if k != key]
 
 
 def collision_fields_changed(old: Wire, new: Wire) -> bool:
@@ -78,10 +60,9 @@ def compared_names(svc: Wire) -> frozenset[str]:
     return advertised_names(parsed) if parsed is not None else frozenset()
 
 
-def claimed_names(svc: Wire) -> frozenset[str]:
+def claimed_names(svc: LLMInferenceService) -> frozenset[str]:
     """The names ``svc`` is found under: its spec's and its status's."""
-    parsed = _parsed(svc)
-    return routing_names(parsed) | advertised_names(parsed) if parsed is not None else frozenset()
+    return routing_names(svc) | advertised_names(svc)
 
 
 def _parsed(svc: Wire) -> LLMInferenceService | None:

@@ -6,47 +6,27 @@ the member is created or deleted with a group, or when a change touches what its
 its routability (RouterReady and ready replicas) or the model names its status advertises. A member that
 switches or leaves a group also affects the members of the group it left.
 
-Members are found through :class:`GroupIndex`, kept per service as services change (the group of a
-service is its stored ``spec.router.route.group``, as KServe's field index has it), so a change costs the
-size of the group, not of the cluster.
+Members are found through the cache's index of what services use (the group of a service is its stored
+``spec.router.route.group``, as KServe's field index has it, :mod:`llmisvc_core.triggers.uses`), so a
+change costs the size of the group, not of the cluster.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pydantic import ValidationError
 
 from llmisvc_core.httproute.routing_group import is_member_routable, resolved_model_names, stored_group
 from llmisvc_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
-from llmisvc_watcher.model import ADDED, DELETED, MODIFIED, Wire
-
-Key = tuple[str, str]
+from llmisvc_core.triggers.change import ADDED, DELETED, MODIFIED, Key, Wire
 
 
-class GroupIndex:
-    """``(namespace, group)`` -> the names of its members."""
-
-    def __init__(self) -> None:
-        self._members: dict[Key, set[str]] = {}
-        self._group: dict[Key, str] = {}
-
-    def put(self, key: Key, svc: Wire | None) -> None:
-        """Record ``svc``'s group (None: the service is gone)."""
-        old = self._group.pop(key, None)
-        if old is not None:
-            self._members.get((key[0], old), set()).discard(key[1])
-        group = stored_group(svc)
-        if group is not None:
-            self._group[key] = group
-            self._members.setdefault((key[0], group), set()).add(key[1])
-
-    def members(self, namespace: str, group: str) -> list[Key]:
-        return sorted((namespace, name) for name in self._members.get((namespace, group), ()))
-
-
-def affected_peers(event_type: str, key: Key, old: Wire | None, new: Wire, index: GroupIndex) -> list[Key]:
-    """The other members of ``new``'s group (and of the group it left) that this change affects."""
+def affected_peers(
+    event_type: str, key: Key, old: Wire | None, new: Wire, members: Callable[[str, str], list[Key]]
+) -> list[Key]:
+    """The other members of ``new``'s group (and of the group it left) that this change affects;
+    ``members(namespace, group)`` finds a group's members."""
     new_group = stored_group(new)
     if event_type in (ADDED, DELETED) or old is None:
         groups: Iterable[str | None] = (new_group,)
@@ -55,7 +35,7 @@ def affected_peers(event_type: str, key: Key, old: Wire | None, new: Wire, index
         groups = (new_group, old_group if old_group != new_group else None)
     else:
         groups = ()
-    peers = [m for g in groups if g is not None for m in index.members(key[0], g) if m != key]
+    peers = [m for g in groups if g is not None for m in members(key[0], g) if m != key]
     return list(dict.fromkeys(peers))
 
 
