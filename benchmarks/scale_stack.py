@@ -103,8 +103,11 @@ def peak_rss_mib(pid: int) -> float:
 
 def service(name: str, namespace: str = NS) -> Wire:
     """A service with a managed route, gateway and scheduler, and model-based routing (so a new model name
-    changes its HTTPRoute: the latency probe)."""
-    body = b.service(name, namespace, uid=None, generation=None, model=b.model(), router=b.presets())
+    changes its HTTPRoute: the latency probe). Each serves a model of its own name: N services claiming one
+    model name on one Gateway would be N-way ``ModelNameCollision``s (KServe #5800), each change of one
+    signalling all the others."""
+    model = b.model(name=f"bench/{name}")
+    body = b.service(name, namespace, uid=None, generation=None, model=model, router=b.presets())
     body["spec"]["annotations"] = {"serving.kserve.io/model-based-routing-enabled": "true"}
     return body
 
