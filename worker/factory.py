@@ -11,6 +11,7 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner, Worker, WorkerDeploymentConfig
 
+from activities.cancel_shield import ShieldCancellation
 from activities.heartbeats import HeartbeatScheduler
 from activities.rollout_activities import RolloutActivities
 from activities.router_activities import RouterActivities
@@ -57,8 +58,10 @@ def build_worker(
         workflows=list(WORKFLOWS),
         activities=[*activities.all(), *rollouts.all()],
         activity_executor=executor,
-        interceptors=[HeartbeatScheduler()],  # activities.heartbeats.heartbeating() works through it
+        # heartbeating() works through the scheduler; the shield keeps a cancellation out of the pool's locks
+        interceptors=[ShieldCancellation(), HeartbeatScheduler()],
         max_concurrent_activities=sizing.activity_threads,
+        max_concurrent_local_activities=sizing.local_activity_slots,
         max_cached_workflows=sizing.max_cached_workflows,
         max_concurrent_workflow_task_polls=sizing.workflow_task_pollers,
         max_concurrent_activity_task_polls=sizing.activity_task_pollers,

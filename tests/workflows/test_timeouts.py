@@ -18,7 +18,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 from urllib3.util import Retry
 
-from activities import attempts, heartbeats, router_activities
+from activities import attempts, cancel_shield, heartbeats, router_activities
 from activities.errors import ErrorType
 from activities.router_activities import RouterActivities
 from llmisvc_kube import api
@@ -134,18 +134,24 @@ def test_heartbeating_outside_a_worker_with_the_heartbeat_scheduler_says_how_to_
     assert beats == []
 
 
-def test_the_production_worker_carries_the_heartbeat_scheduler(client: Client) -> None:
+def test_the_production_worker_carries_the_cancel_shield_the_heartbeat_scheduler_and_its_slots(
+    client: Client,
+) -> None:
     cluster = FakeCluster()
-    with ThreadPoolExecutor(max_workers=1) as executor:
+    with ThreadPoolExecutor(max_workers=6) as executor:
         built = factory.build_worker(
             client,
             "heartbeat-scheduler",
             RouterActivities(cluster, cluster, world.ENV),
             executor,
-            WorkerSizing(activity_threads=1),
+            WorkerSizing(activity_threads=3),
         )
-    interceptors = built.config()["interceptors"]
-    assert [type(i) for i in interceptors] == [heartbeats.HeartbeatScheduler]
+    config = built.config()
+    assert [type(i) for i in config["interceptors"]] == [
+        cancel_shield.ShieldCancellation,
+        heartbeats.HeartbeatScheduler,
+    ]
+    assert (config["max_concurrent_activities"], config["max_concurrent_local_activities"]) == (3, 3)
 
 
 def test_a_transient_failure_is_retried_within_a_fraction_of_a_second() -> None:
