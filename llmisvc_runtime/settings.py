@@ -73,13 +73,25 @@ DEFAULT_SHUTDOWN_GRACE = timedelta(seconds=30)
 class WorkerSizing:
     """How much work one worker takes on at once (``worker.factory.build_worker``).
 
-    ``activity_threads`` is both the executor's size and the activity slots: a slot without a thread would
-    let a started activity wait for a thread while its timeout runs."""
+    ``activity_threads`` is the activity slots and as many local activity slots, and the executor has a
+    thread for each (:attr:`executor_threads`): a slot without a thread would let a started activity wait
+    for a thread while its timeout runs. Local activities share the executor with the others, and the
+    SDK's default of 100 local slots on 16 threads let 300 services created at once time out their
+    ``fetch_gateways`` in the executor's queue (``bench_scale --services 300``)."""
 
     activity_threads: int = 16
     max_cached_workflows: int = 1000  # sticky cache: a cached workflow's next task needs no replay
     workflow_task_pollers: int = 5
     activity_task_pollers: int = 5
+
+    @property
+    def local_activity_slots(self) -> int:
+        return self.activity_threads
+
+    @property
+    def executor_threads(self) -> int:
+        """A thread for every activity slot and every local activity slot."""
+        return self.activity_threads + self.local_activity_slots
 
 
 #: Temporal's ``limit.workerBuildIdSize``; the deployment name shares the bound.
@@ -163,7 +175,7 @@ class OrchestratorSettings(BaseModel):
     max_cached_workflows: int = Field(default=1000, ge=0)
     workflow_task_pollers: int = Field(default=5, ge=2)  # the SDK needs two with a workflow cache
     activity_task_pollers: int = Field(default=5, ge=1)
-    kube_connections: int = Field(default=0, ge=0)  # 0: activity_threads + SPARE_CONNECTIONS
+    kube_connections: int = Field(default=0, ge=0)  # 0: the executor's threads + SPARE_CONNECTIONS
     shutdown_grace_seconds: int = Field(default=int(DEFAULT_SHUTDOWN_GRACE.total_seconds()), ge=1, le=3600)
     metrics_port: int | None = Field(default=None, ge=1, le=65535)  # None: no metrics endpoint
     # /healthz and /readyz (llmisvc_runtime.probes); 0: off. A watch failing or Temporal unreachable for
@@ -192,7 +204,7 @@ class OrchestratorSettings(BaseModel):
         # urllib3 keeps at most this many connections: fewer than the threads that share them means
         # connections thrown away and reopened under load ("Connection pool is full").
         if self.kube_connections == 0:
-            self.kube_connections = self.activity_threads + SPARE_CONNECTIONS
+            self.kube_connections = self.sizing().executor_threads + SPARE_CONNECTIONS
         elif self.kube_connections < self.activity_threads:
             raise ValueError(
                 f"{self.kube_connections} connections is fewer than the {self.activity_threads} "

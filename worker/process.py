@@ -35,13 +35,14 @@ async def run_worker(
 ) -> None:
     """Run the worker until ``stop`` is set; with ``probes``, its running is a readiness check."""
     activities = RouterActivities(api, view, env, settings.management())
-    with ThreadPoolExecutor(max_workers=settings.activity_threads, thread_name_prefix="activity") as executor:
+    sizing = settings.sizing()
+    with ThreadPoolExecutor(max_workers=sizing.executor_threads, thread_name_prefix="activity") as executor:
         worker = build_worker(
             client,
             settings.task_queue,
             activities,
             executor,
-            settings.sizing(),
+            sizing,
             versioning.deployment_config(settings.deployment_name, settings.build_id),
             timedelta(seconds=settings.shutdown_grace_seconds),
         )

@@ -14,12 +14,20 @@ from llmisvc_runtime.settings import SPARE_CONNECTIONS, OrchestratorSettings, Se
 from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 
 
-def test_defaults_leave_the_pool_room_beyond_the_activity_threads() -> None:
+def test_defaults_leave_the_pool_room_beyond_the_executor_threads() -> None:
     settings = OrchestratorSettings.from_env({})
     assert settings.sizing() == WorkerSizing(
         activity_threads=16, max_cached_workflows=1000, workflow_task_pollers=5, activity_task_pollers=5
     )
-    assert settings.kube_connections == 16 + SPARE_CONNECTIONS
+    assert settings.kube_connections == 32 + SPARE_CONNECTIONS
+
+
+def test_every_activity_slot_and_every_local_activity_slot_has_a_thread() -> None:
+    """Local activities run on the same executor as the others: with the SDK's 100 local slots on 16
+    threads, ``fetch_gateways`` of 300 new services timed out waiting for a thread."""
+    sizing = WorkerSizing(activity_threads=12)
+    assert sizing.local_activity_slots == 12
+    assert sizing.executor_threads == 24
 
 
 def test_each_sizing_variable_sets_its_knob() -> None:
@@ -38,8 +46,8 @@ def test_each_sizing_variable_sets_its_knob() -> None:
 
 def test_the_pool_follows_the_activity_threads_unless_set() -> None:
     settings = OrchestratorSettings.from_env({"LLMISVC_ROUTER_ACTIVITY_THREADS": "40"})
-    assert settings.kube_connections == 40 + SPARE_CONNECTIONS
-    assert settings.with_flags(activity_threads=50).kube_connections == 50 + SPARE_CONNECTIONS
+    assert settings.kube_connections == 80 + SPARE_CONNECTIONS
+    assert settings.with_flags(activity_threads=50).kube_connections == 100 + SPARE_CONNECTIONS
 
 
 @pytest.mark.parametrize(
