@@ -170,6 +170,9 @@ class EvaluateInput(BaseModel):
     status: dict[str, Any] | None = None  # the planned status; None with ``rejected`` (re-plan)
     rejected: RejectedWrite | None = None
     verdict: Verdict | None = None  # the one the pass was planned with, for the re-plan
+    #: The service's ``metadata.generation`` the status was planned from: a live one that differs (the
+    #: spec changed since, and this attempt may be a retry long after) is planned again before writing.
+    generation: int | None = None
     #: Events to record on the service (the plan's new ones); with neither status nor ``rejected``, the
     #: status is left as it is.
     events: list[PlannedEvent] = Field(default_factory=list)

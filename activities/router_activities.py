@@ -106,6 +106,15 @@ def _status_body(raw: Wire, status: dict[str, Any]) -> Wire:
     }
 
 
+def _spec_changed(raw: Wire, request: EvaluateInput) -> bool:
+    """A planned status whose spec has changed since: an attempt retried after a workflow task timeout
+    runs with the input of the pass that planned it, possibly after a rename landed, and would write
+    the old name's status over the new one's."""
+    if request.status is None or request.generation is None:
+        return False
+    return (raw.get("metadata") or {}).get("generation") != request.generation
+
+
 def _conditions(status: dict[str, Any]) -> dict[str, ConditionState]:
     return {
         str(c.get("type", "")): ConditionState(
@@ -254,8 +263,9 @@ class RouterActivities:
 
     @activity.defn(name="evaluate_conditions")
     def evaluate_conditions(self, request: EvaluateInput) -> EvaluateResult:
-        """Write the router's part of the status if it changed (re-planned first after a refused write),
-        then record the plan's Events on the service."""
+        """Write the router's part of the status if it changed (re-planned first after a refused write,
+        or when the spec changed since the status was planned), then record the plan's Events on the
+        service."""
         reader = CachedReader(self.view, self.api)
         with errors.translated():
             raw = self._read_service(reader, request.key)
@@ -263,8 +273,8 @@ class RouterActivities:
                 return EvaluateResult(written=False)  # gone or replaced: nothing of ours to write
             plan: PassPlan | None = None
             status = request.status
-            if request.rejected is not None:
-                rejected = {request.rejected.ref: request.rejected.error}
+            if request.rejected is not None or _spec_changed(raw, request):
+                rejected = {request.rejected.ref: request.rejected.error} if request.rejected else {}
                 svc = _service(raw, request.key)
                 plan, _ = plan_checked(
                     self.api,

@@ -46,12 +46,13 @@ async def apply(key: ServiceKey, state: WorkflowState, planned: Planned, now: st
             rejected=rejected,
             verdict=state.rendered,
             events=events,
+            generation=planned.generation,
         ),
         f"evaluate the conditions of {key}"
         + (f" after the API refused to write {rejected.ref.kind}" if rejected else ""),
     )
     state.announced = planned.events
-    if rejected is None:
+    if evaluated.outcome is None:  # written as planned
         return summaries.pass_summary(planned, written, evaluated.written, workflow.now())
     return summaries.pass_summary(
         planned,

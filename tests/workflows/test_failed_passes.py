@@ -5,6 +5,7 @@ writes the API server refuses. None of them may fail the workflow or turn into a
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from datetime import timedelta
 
@@ -223,3 +224,28 @@ async def test_write_refused_with_a_4xx_is_replanned_with_rejected_and_the_statu
     assert "Too many" in messages
     assert state.last is not None and state.last.status_written
     assert not any(k.startswith("HTTPRoute") for k in cluster.kinds())
+
+
+async def test_a_status_planned_before_the_spec_changed_is_planned_again_before_it_is_written(client):
+    """``evaluate_conditions`` carries the generation its status was planned from: an attempt that runs
+    after the spec changed (a retry after a workflow task timeout runs with its pass's old input) plans
+    the status again from the live spec instead of writing the old spec's. Here the spec moves to a
+    Gateway that does not exist while the pass's route write waits."""
+    cluster = FakeCluster(world.minimal_world())
+    held = cluster.hold("create", kind="HTTPRoute")
+    async with harness.running_service(client, cluster) as svc:
+        assert await asyncio.to_thread(held.reached.wait, harness.WAIT)
+        renamed = world.missing_gateway_reference()
+        stored = cluster.read(LLMISVC, world.NAMESPACE, world.NAME)
+        assert stored is not None
+        renamed["metadata"] = {**stored["metadata"], "generation": 2}
+        cluster.put(renamed)
+        cluster.release(held)
+        state = await svc.passes(1)
+
+    stored = cluster.read(LLMISVC, world.NAMESPACE, world.NAME)
+    assert stored is not None
+    conditions = {c["type"]: c for c in stored["status"]["conditions"]}
+    assert "no-such-gateway" in conditions["GatewaysReady"].get("message", ""), conditions["GatewaysReady"]
+    assert conditions["RouterReady"]["status"] == "False"
+    assert state.last is not None and state.last.status_written
