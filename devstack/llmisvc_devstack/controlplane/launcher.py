@@ -38,7 +38,8 @@ from kubernetes import client as k8s
 from llmisvc_devstack.controlplane import binaries, crds, pki
 from llmisvc_devstack.controlplane.processes import Component, free_port, http_ok, https_ok
 
-SERVICE_CIDR = "10.0.0.0/24"
+#: Room for a Service per LLMInferenceService (the EPP) at benchmark scale: a /24 fills at ~250.
+SERVICE_CIDR = "10.0.0.0/16"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 #: kube-apiserver's defaults plus the ones a hosted cluster adds; listed so a reader sees what runs.
 ADMISSION_PLUGINS = (
