@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import tempfile
 import threading
@@ -33,9 +32,9 @@ from typing import Any
 
 from temporalio.testing import WorkflowEnvironment
 
-from benchmarks import peer_mix
+from benchmarks import peer_mix, procs
 from benchmarks.kube_stack import KSERVE_NAMESPACE, KubeStack
-from benchmarks.scale_stack import NS, Fleet, free_port, kube_stack, peak_rss_mib, product
+from benchmarks.scale_stack import NS, Fleet, cpu_seconds, free_port, kube_stack, peak_rss_mib, product
 from llmisvc_core import naming
 from llmisvc_core.merge import wellknown
 from llmisvc_core.models.kube import CONFIGMAP, DEPLOYMENT, LLMISVC_CONFIG
@@ -57,12 +56,6 @@ AVAILABLE = {
     "availableReplicas": 1,
     "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"}],
 }
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of the process so far (``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def configure(fleet: Fleet) -> None:
@@ -191,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         "--workdir", type=Path, help="keep the run's files (logs) here (default: a temporary directory)"
     )
     args = parser.parse_args(argv)
+    procs.exit_on_sigterm()
     if args.services < 1:
         parser.error("--services must be at least 1")
     bodies = peer_mix.services([f"svc-{i:05d}" for i in range(args.services)], NS, args.mix)

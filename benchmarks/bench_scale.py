@@ -9,15 +9,19 @@ as its ServiceAccount, through the proxy), each its own process. Measured: when 
 half and last service became RouterReady, workflow task timeouts (every workflow's history), the worker's
 peak RSS (/proc), passes and product API requests per service once the stack is quiet, a no-op pass (a
 ``reconcile`` signal on a settled service: its history events, bytes, workflow tasks, activities, API
-requests and writes) and change -> route latency (30 model renames on an idle stack, each timed until
-the managed HTTPRoute carries the new model header).
+requests and writes, and Temporal Cloud Actions), the CPU milliseconds per no-op pass of the worker, the
+watcher and the Temporal server (100 signalled at once, the idle CPU subtracted), what an idle service
+costs a day at the default resync (Actions, KiB of history), and change -> route latency (30 model
+renames on an idle stack, each timed until the managed HTTPRoute carries the new model header).
+Readiness is followed with one list and a watch, never by polling lists.
 
 Direct mode: the same control plane, once the worker and watcher have stopped, the same N services in a
 namespace of their own, and :func:`direct_pass` run by 16 threads (as the worker's ServiceAccount,
 through the proxy) until every service is RouterReady (a service not Ready yet is passed again 0.2 s
-later).
+later). The JSON carries ``services`` (N); ``benchmarks/scale_curve.py`` draws several runs as the cost
+curve.
 
-    .venv/bin/python benchmarks/bench_scale.py --services 100 [--json FILE] [--png FILE]
+    .venv/bin/python benchmarks/bench_scale.py --services 100 [--json FILE] [--png FILE] [--workdir DIR]
 
 Everything listens on 127.0.0.1; every wait is bounded (``--timeout``), and the child processes are
 stopped on the way out.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import sys
@@ -39,10 +44,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.models import ApplyInput, EvaluateInput, FetchInput, Planned, ServiceKey
 from activities.router_activities import RouterActivities
+from benchmarks import procs
 from benchmarks import scale_analysis as analysis
 from benchmarks.kube_stack import KubeStack
-from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, product
-from benchmarks.scale_temporal import TemporalRun, noop_pass, run_temporal
+from benchmarks.scale_stack import Fleet, free_port, kube_stack, peak_rss_mib, pid_of, product
+from benchmarks.scale_temporal import TemporalRun, noop_cpu, noop_pass, run_temporal
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.planner.plan import Phase
@@ -176,12 +182,19 @@ async def temporal_side(
                 product(
                     "worker", stack.kubeconfig("worker"), address, TASK_QUEUE, workdir / "worker.log"
                 ) as worker,
-                product("watch", stack.kubeconfig("watcher"), address, TASK_QUEUE, workdir / "watch.log"),
+                product(
+                    "watch", stack.kubeconfig("watcher"), address, TASK_QUEUE, workdir / "watch.log"
+                ) as watcher,
             ):
                 print(f"Temporal mode: {len(names)} services created at once", flush=True)
                 run = await run_temporal(env.client, fleet, names, worker, args.timeout)
                 if len(run.ready) == len(names):
                     run.figures |= await noop_pass(env.client, fleet, names[0])
+                    pids = {"worker": worker, "watcher": watcher}
+                    server = pid_of("start-dev", f"--port {args.temporal_port}")
+                    if server is not None:
+                        pids["temporal"] = server
+                    run.figures |= await noop_cpu(env.client, fleet, names, pids)
                     latency = await asyncio.to_thread(change_latency, fleet, names)
                 else:
                     latency = []
@@ -254,20 +267,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--png", type=Path, help="draw the convergence curves to this PNG file")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds each mode may take to converge")
     parser.add_argument("--temporal-port", type=int, default=0, help="port of the dev server (default: free)")
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the processes' logs and data here (default: a temporary directory)"
+    )
     args = parser.parse_args(argv)
+    procs.exit_on_sigterm()
     if args.services < 1:
         parser.error("--services must be at least 1")
     if not args.temporal_port:
         args.temporal_port = free_port()
     names = [f"svc-{i:05d}" for i in range(args.services)]
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp, kube_stack(Path(tmp)) as stack:
-        run, latency = asyncio.run(temporal_side(args, stack, Path(tmp), names))
+    with contextlib.ExitStack() as scope:
+        if args.workdir:
+            args.workdir.mkdir(parents=True, exist_ok=True)
+            workdir = args.workdir
+        else:
+            workdir = Path(scope.enter_context(tempfile.TemporaryDirectory(prefix="bench-scale-")))
+        stack = scope.enter_context(kube_stack(workdir))
+        run, latency = asyncio.run(temporal_side(args, stack, workdir, names))
         direct = direct_side(args, stack, names)
     figures = figures_of(run, direct, latency, args.services)
     print(analysis.table(figures, args.services))
     if args.json:
         # Strict JSON: a figure that was not reached (a mode that did not converge) is null.
-        written = {key: _finite_or_none(figures.get(key)) for key in analysis.KEYS}
+        written = {"services": args.services} | {
+            key: _finite_or_none(figures.get(key)) for key in analysis.KEYS
+        }
         args.json.write_text(json.dumps(written, indent=2) + "\n")
     if args.png:
         draw(args.png, args.services, run.ready, direct)

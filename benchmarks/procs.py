@@ -22,6 +22,16 @@ UNSET = ("LLMISVC_ROUTER_METRICS_PORT",)
 START_TIMEOUT = 180.0
 
 
+def exit_on_sigterm() -> None:
+    """A SIGTERM (``kill``, a CI job cancelled) unwinds the run like Ctrl-C does, so that its child
+    processes are stopped on the way out instead of outliving it."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

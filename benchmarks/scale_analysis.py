@@ -36,6 +36,8 @@ class PassCost:
     history_bytes: int  # the events' protobuf encoding, as Temporal stores them
     workflow_tasks: int  # workflow tasks scheduled (each one a round trip to a worker)
     activities: int  # activities scheduled
+    actions: int  # Temporal Cloud Actions the history shows (:func:`actions`)
+    signals: int  # signals received (one Action each; a resync pass has its timer instead)
 
 
 LOCAL_ACTIVITY_MARKER = "core_local_activity"
@@ -47,7 +49,41 @@ def pass_cost(events: Sequence[HistoryEvent]) -> PassCost:
         history_bytes=sum(event.ByteSize() for event in events),
         workflow_tasks=_count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED),
         activities=_count(events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) + _local_activities(events),
+        actions=actions(events),
+        signals=_count(events, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
     )
+
+
+#: Events that are one Temporal Cloud Action each (docs.temporal.io/cloud/actions): a workflow started
+#: (or continued as new), a timer started, a search-attribute upsert, a signal, an accepted update.
+ONE_ACTION = frozenset(
+    {
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+        EventType.EVENT_TYPE_TIMER_STARTED,
+        EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+    }
+)
+
+
+def actions(events: Sequence[HistoryEvent]) -> int:
+    """The Temporal Cloud Actions a history shows: :data:`ONE_ACTION` events, each activity attempt (its
+    started event's ``attempt``), and one for all the local activities of one workflow task. Heartbeats
+    and queries are Actions too but leave no event (a no-op pass has neither)."""
+    count, locals_pending = 0, False
+    for event in events:
+        if event.event_type in ONE_ACTION:
+            count += 1
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            count += max(1, event.activity_task_started_event_attributes.attempt)
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            count += locals_pending
+            locals_pending = False
+        elif _is_local_activity(event):
+            locals_pending = True  # the markers follow the completion of the task that ran them
+    return count + locals_pending
 
 
 def split_passes(events: Sequence[HistoryEvent]) -> list[list[HistoryEvent]]:
@@ -73,11 +109,13 @@ def _schedules_activity(events: Sequence[HistoryEvent]) -> bool:
 
 def _local_activities(events: Sequence[HistoryEvent]) -> int:
     """Local activities (``fetch_gateways``, ``evaluate_conditions``) are recorded as markers."""
-    return sum(
-        1
-        for e in events
-        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
-        and e.marker_recorded_event_attributes.marker_name == LOCAL_ACTIVITY_MARKER
+    return sum(1 for e in events if _is_local_activity(e))
+
+
+def _is_local_activity(event: HistoryEvent) -> bool:
+    return (
+        event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and event.marker_recorded_event_attributes.marker_name == LOCAL_ACTIVITY_MARKER
     )
 
 
@@ -134,6 +172,12 @@ KEYS = (
     "noop_pass.activities",
     "noop_pass.api_requests",
     "noop_pass.api_writes",
+    "noop_pass.actions",
+    "noop_pass.cpu_ms.worker",
+    "noop_pass.cpu_ms.watcher",
+    "noop_pass.cpu_ms.temporal",
+    "idle.actions_per_service_per_day",
+    "idle.history_kib_per_service_per_day",
     "latency_ms.p50",
     "latency_ms.p99",
 )

@@ -24,6 +24,7 @@ from llmisvc_core import naming
 from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
 from llmisvc_kube.api import ApiError
 from llmisvc_kube.client import KubeClusterApi
+from llmisvc_kube.stream import get_collection
 from tests import builders as b
 
 Wire = dict[str, Any]
@@ -34,7 +35,17 @@ ROUTER = Path(sys.executable).parent / "llmisvc-router"
 READ_VERBS = ("get", "list", "watch")
 
 
-__all__ = ["NS", "Fleet", "free_port", "kube_stack", "peak_rss_mib", "product", "service"]
+__all__ = [
+    "NS",
+    "Fleet",
+    "cpu_seconds",
+    "free_port",
+    "kube_stack",
+    "peak_rss_mib",
+    "pid_of",
+    "product",
+    "service",
+]
 
 
 @contextlib.contextmanager
@@ -99,6 +110,27 @@ def peak_rss_mib(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of the process so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pid_of(*words: str) -> int | None:
+    """The process whose command line holds all of ``words`` (the dev server the SDK started), if any."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        line = " ".join(a.decode(errors="replace") for a in args)
+        if all(word in line for word in words):
+            return int(entry.name)
+    return None
 
 
 def service(name: str, namespace: str = NS) -> Wire:
@@ -174,15 +206,49 @@ class Fleet:
         return found
 
     def watch_ready(self, names: list[str], started: float, timeout: float) -> dict[str, float]:
-        """Seconds after ``started`` at which each service was first seen Ready (polled every 0.2 s),
-        until all are or ``timeout`` seconds have passed."""
-        seen: dict[str, float] = {}
-        while len(seen) < len(names) and time.monotonic() - started < timeout:
-            now = time.monotonic() - started
-            for name in self.ready() - seen.keys():
-                seen[name] = now
-            time.sleep(0.2)
+        """Seconds after ``started`` at which each service was first seen Ready, until all are or
+        ``timeout`` seconds have passed: one list, then a watch from its resourceVersion (a list of
+        thousands of services every fraction of a second would load the API server under test)."""
+        wanted, seen = set(names), dict[str, float]()
+        version = ""
+        while not wanted <= seen.keys() and time.monotonic() - started < timeout:
+            try:
+                if not version:
+                    listed = get_collection(self.client, LLMISVC, self.namespace, []).body()
+                    version = listed["metadata"]["resourceVersion"]
+                    for item in listed.get("items") or []:
+                        self._note_ready(item, wanted, seen, started)
+                    continue
+                left = max(1, int(timeout - (time.monotonic() - started)))
+                query = [
+                    ("watch", "true"),
+                    ("resourceVersion", version),
+                    ("timeoutSeconds", str(min(left, 60))),
+                ]
+                stream = get_collection(self.client, LLMISVC, self.namespace, query, read_timeout=70)
+                try:
+                    for event in stream.events():
+                        obj = event.get("object") or {}
+                        version = (obj.get("metadata") or {}).get("resourceVersion") or version
+                        if event.get("type") in ("ADDED", "MODIFIED"):
+                            self._note_ready(obj, wanted, seen, started)
+                        if wanted <= seen.keys():
+                            break
+                finally:
+                    stream.close()
+            except ApiError:  # an expired resourceVersion (410), a cut stream: list again
+                version = ""
+                time.sleep(0.2)
         return seen
+
+    @staticmethod
+    def _note_ready(obj: Wire, wanted: set[str], seen: dict[str, float], started: float) -> None:
+        name = (obj.get("metadata") or {}).get("name")
+        if name not in wanted or name in seen:
+            return
+        for cond in (obj.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "RouterReady" and cond.get("status") == "True":
+                seen[name] = time.monotonic() - started
 
     def product_requests(self) -> tuple[int, int]:
         """(reads, writes) by the product (neither the benchmark nor a simulated controller)."""

@@ -13,9 +13,14 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 
 from benchmarks import scale_analysis as analysis
-from benchmarks.scale_stack import Fleet, peak_rss_mib
-from workflows.models import ReconcileSignal, WorkflowState, workflow_id
+from benchmarks.scale_stack import Fleet, cpu_seconds, peak_rss_mib
+from workflows.models import DEFAULT_RESYNC_SECONDS, ReconcileSignal, WorkflowState, workflow_id
 from workflows.service_workflow import LLMInferenceServiceWorkflow
+
+#: Resync passes a day of an idle service at the default resync period.
+PASSES_PER_DAY = 86400 / DEFAULT_RESYNC_SECONDS
+#: Settled services reconciled at once to measure the CPU of a no-op pass.
+CPU_PASSES = 100
 
 
 @dataclass
@@ -25,13 +30,15 @@ class TemporalRun:
 
 
 async def _bounded(calls: list[Any], limit: int = 32) -> list[Any]:
+    """The results, at most ``limit`` calls in flight; a call that failed (a query to a workflow that a
+    stuck worker never answers) gives its exception, so that a run that did not converge still reports."""
     semaphore = asyncio.Semaphore(limit)
 
     async def one(call: Any) -> Any:
         async with semaphore:
             return await call
 
-    return await asyncio.gather(*(one(c) for c in calls))
+    return await asyncio.gather(*(one(c) for c in calls), return_exceptions=True)
 
 
 async def _state(handle: WorkflowHandle[Any, Any]) -> WorkflowState:
@@ -49,13 +56,15 @@ async def run_temporal(
     await asyncio.to_thread(fleet.wait_quiet)
     reads, writes = await asyncio.to_thread(fleet.product_requests)
     handles = [client.get_workflow_handle(workflow_id(fleet.namespace, n)) for n in names]
-    states = await _bounded([_state(h) for h in handles])
-    histories = await _bounded([h.fetch_history() for h in handles])
+    states = [s for s in await _bounded([_state(h) for h in handles]) if isinstance(s, WorkflowState)]
+    histories = [h for h in await _bounded([h.fetch_history() for h in handles]) if hasattr(h, "events")]
+    if len(states) < len(names):
+        print(f"{len(names) - len(states)} workflows did not answer the state query", flush=True)
     timeouts = sum(analysis.workflow_task_timeouts(h.events) for h in histories)
     figures = {
         "workflow_task_timeouts": timeouts,
         "worker_peak_rss_mib": peak_rss_mib(worker),
-        "passes_per_service": sum(s.pass_count for s in states) / len(names),
+        "passes_per_service": sum(s.pass_count for s in states) / max(1, len(states)),
         "api_requests_per_service": (reads + writes) / len(names),
     }
     return TemporalRun(ready, figures)
@@ -86,7 +95,47 @@ async def noop_pass(client: Client, fleet: Fleet, name: str) -> dict[str, float]
             "noop_pass.activities": cost.activities,
             "noop_pass.api_requests": reads + writes,
             "noop_pass.api_writes": writes,
+            "noop_pass.actions": cost.actions,
+            # At idle a service passes once per resync, on its timer instead of a signal: the same pass
+            # less the signal's Action (its history differs by the one event).
+            "idle.actions_per_service_per_day": (cost.actions - cost.signals) * PASSES_PER_DAY,
+            "idle.history_kib_per_service_per_day": cost.history_bytes * PASSES_PER_DAY / 1024,
         }
         if after.pass_count == state.pass_count + 1 and writes == 0:
             break
     return figures
+
+
+async def noop_cpu(
+    client: Client, fleet: Fleet, names: list[str], pids: dict[str, int], window: float = 6.0
+) -> dict[str, float]:
+    """CPU milliseconds per no-op pass of each process in ``pids`` (worker, watcher, Temporal server):
+    their CPU over ``window`` seconds idle, then over as long while up to :data:`CPU_PASSES` settled
+    services each take a ``reconcile`` signal, the difference divided by the passes that ran."""
+    chosen = names[:CPU_PASSES]
+    handles = [client.get_workflow_handle(workflow_id(fleet.namespace, n)) for n in chosen]
+    before = [s for s in await _bounded([_state(h) for h in handles]) if isinstance(s, WorkflowState)]
+    if len(before) < len(chosen):
+        return {}
+    idle = _cpu(pids)
+    await asyncio.sleep(window)
+    start = _cpu(pids)
+    signal = ReconcileSignal(reason="benchmark: no-op")
+    await _bounded([h.signal(LLMInferenceServiceWorkflow.reconcile, signal) for h in handles])
+    await asyncio.sleep(window)  # the passes take milliseconds each
+    end = _cpu(pids)
+    after = [s for s in await _bounded([_state(h) for h in handles]) if isinstance(s, WorkflowState)]
+    passes = sum(a.pass_count - b.pass_count for a, b in zip(after, before, strict=False))
+    if passes <= 0:
+        return {}
+    scale = (end["at"] - start["at"]) / (start["at"] - idle["at"])  # the idle rate over the busy span
+    return {
+        f"noop_pass.cpu_ms.{name}": max(0.0, (end[name] - start[name]) - (start[name] - idle[name]) * scale)
+        * 1000
+        / passes
+        for name in pids
+    }
+
+
+def _cpu(pids: dict[str, int]) -> dict[str, float]:
+    return {"at": time.monotonic(), **{name: cpu_seconds(pid) for name, pid in pids.items()}}

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
+from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHistory
 
@@ -22,6 +24,7 @@ from benchmarks.scale_analysis import (
 )
 
 HISTORIES = Path(__file__).parent / "histories"
+COMPLETED = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
 
 
 def _events(name: str) -> list[HistoryEvent]:
@@ -39,6 +42,35 @@ def test_a_noop_resync_pass_is_cut_at_its_timer_and_counted() -> None:
     assert (cost.history_events, cost.workflow_tasks, cost.activities) == (6, 1, 1)
     assert cost.history_bytes == sum(e.ByteSize() for e in resync) > 0
     assert workflow_task_timeouts(events) == 0
+    # Temporal Cloud Actions: the next resync timer, and the one workflow task's local activity.
+    assert (cost.actions, cost.signals) == (2, 0)
+
+
+def test_actions_count_a_start_each_timer_and_signal_each_activity_attempt_and_local_groups() -> None:
+    """docs.temporal.io/cloud/actions: a workflow start, a timer started, a signal and an activity attempt
+    are one Action each; all the local activities of one workflow task are one."""
+    events = _events("first_pass")
+    by_type = Counter(e.event_type for e in events)
+    regular = sum(
+        e.activity_task_started_event_attributes.attempt
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+    )
+    tasks_with_locals = {
+        max(c.event_id for c in events if c.event_id < e.event_id and c.event_type == COMPLETED)
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    }
+    expected = (
+        by_type[EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED]
+        + by_type[EventType.EVENT_TYPE_TIMER_STARTED]
+        + by_type[EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED]
+        + by_type[EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES]
+        + regular
+        + len(tasks_with_locals)
+    )
+    assert regular >= 1 and tasks_with_locals
+    assert pass_cost(events).actions == expected
 
 
 def test_every_event_belongs_to_exactly_one_pass() -> None:
@@ -50,7 +82,7 @@ def test_every_event_belongs_to_exactly_one_pass() -> None:
 
 
 def test_an_empty_stretch_costs_nothing() -> None:
-    assert pass_cost([]) == PassCost(0, 0, 0, 0)
+    assert pass_cost([]) == PassCost(0, 0, 0, 0, 0, 0)
 
 
 def test_convergence_reads_first_half_and_last_and_infinity_for_stragglers() -> None:
