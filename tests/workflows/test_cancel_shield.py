@@ -35,6 +35,10 @@ class Progress:
         self.steps = 0
         self.started = threading.Event()
 
+    def reset(self) -> None:
+        self.steps = 0
+        self.started.clear()
+
 
 progress = Progress()
 
@@ -68,9 +72,8 @@ class CancelMidway:
         await handle
 
 
-async def run_cancelled(client: Client, interceptors: list[Interceptor]) -> BaseException:
-    global progress
-    progress = Progress()
+async def run_cancelled(client: Client, interceptors: list[Interceptor]) -> WorkflowFailureError:
+    progress.reset()
     task_queue = f"cancel-shield-{uuid.uuid4().hex[:8]}"
     with ThreadPoolExecutor(max_workers=4) as executor:
         async with Worker(
