@@ -8,10 +8,12 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import WorkflowHistory
 
+from benchmarks import scale_curve
 from benchmarks.scale_analysis import (
     KEYS,
     PassCost,
@@ -100,3 +102,16 @@ def test_the_table_has_a_row_per_key_in_order() -> None:
     lines = table({"ratio": 2.5, "latency_ms.p50": 120.0}, 100).splitlines()
     assert [line.split("`")[1] for line in lines[2:]] == list(KEYS)
     assert "| `ratio` | 2.50 |" in lines and "| `latency_ms.p50` | 120 |" in lines
+
+
+def test_the_curve_puts_runs_side_by_side_in_order_of_n_and_refuses_a_run_without_n(tmp_path: Path) -> None:
+    big, small, bare = tmp_path / "big.json", tmp_path / "small.json", tmp_path / "bare.json"
+    big.write_text(json.dumps({"services": 1000, "ratio": 1.25, "latency_ms.p50": None}))
+    small.write_text(json.dumps({"services": 100, "ratio": 1.5}))
+    bare.write_text(json.dumps({"ratio": 1.0}))
+    lines = scale_curve.table(scale_curve.load([big, small])).splitlines()
+    assert lines[0] == "| figure | N=100 | N=1000 |"
+    assert "| `ratio` | 1.50 | 1.25 |" in lines
+    assert "| `latency_ms.p50` | nan | nan |" in lines
+    with pytest.raises(SystemExit, match=r"bare\.json: no 'services' count"):
+        scale_curve.load([bare])
