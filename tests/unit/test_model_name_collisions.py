@@ -11,10 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from llmisvc_core.httproute import collisions
+from llmisvc_core.models.kube import LLMISVC
 from llmisvc_core.models.llmisvc import LLMInferenceService
 from llmisvc_core.world.events import NOTE_LIMIT, PlannedEvent
+from llmisvc_core.world.snapshot import PassWorld, snapshot_of
 from tests import builders as b
 from tests.builders import Wire, plans
 
@@ -152,6 +157,69 @@ def test_5800_find_model_name_collisions(
     self_: LLMInferenceService, others: list[LLMInferenceService], want: list[str]
 ) -> None:
     assert collisions.find_collisions(self_, others) == want
+
+
+def namespace_of(*others: LLMInferenceService) -> PassWorld:
+    return PassWorld(snapshot_of([o.to_wire() for o in others], [LLMISVC]))
+
+
+@pytest.mark.parametrize(("self_", "others", "want"), COLLISIONS)
+def test_5800_the_stored_services_a_pass_builds_give_the_tables_answers(
+    self_: LLMInferenceService, others: list[LLMInferenceService], want: list[str]
+) -> None:
+    """The pass reads the stored objects' names first and builds only those that may collide."""
+    assert (
+        collisions.find_collisions(self_, collisions.namespace_services(namespace_of(*others), self_)) == want
+    )
+
+
+def test_5800_a_pass_builds_only_the_stored_services_that_may_collide() -> None:
+    """A namespace of 1,000 services serving models of their own names: the pass of one of them builds
+    the two that claim its name, not the other 998 (issue 21: building them all was half the worker's CPU)."""
+    fleet = [svc(f"s{i}", model=f"model-{i}", status_models=(fq(f"model-{i}"),)) for i in range(998)]
+    claimants = [svc("by-status", status_models=(GPT,)), svc("by-spec", model="gpt-4o")]
+    built = collisions.namespace_services(namespace_of(*fleet, *claimants), svc("a", model="gpt-4o"))
+    assert [s.name for s in built] == ["by-status", "by-spec"]
+
+
+NAMES = st.sampled_from(["gpt-4o", "a", "b", ""])
+ODD = st.sampled_from([None, 0, 1, "", "x", (), ()]).map(lambda v: [] if v == () else v)
+
+
+def mostly(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """The plain shape seven times in eight, an odd value (null, a number, a string, a list) otherwise."""
+    return st.integers(1, 8).flatmap(lambda i: ODD if i == 8 else strategy)
+
+
+def named() -> st.SearchStrategy[Any]:
+    return st.fixed_dictionaries({}, optional={"name": mostly(NAMES)})
+
+
+ADAPTERS = mostly(st.lists(mostly(named()), max_size=3))
+LORA = mostly(st.fixed_dictionaries({"adapters": ADAPTERS}))
+MODEL = mostly(st.fixed_dictionaries({"lora": LORA}, optional={"name": mostly(NAMES)}))
+MODELS = mostly(st.lists(mostly(named()), max_size=3))
+ADDRESSES = mostly(st.lists(mostly(st.fixed_dictionaries({}, optional={"models": MODELS})), max_size=2))
+STORED = st.fixed_dictionaries(
+    {
+        "metadata": st.fixed_dictionaries({"name": mostly(NAMES), "namespace": mostly(st.just("default"))}),
+        "spec": mostly(st.fixed_dictionaries({"model": MODEL})),
+    },
+    optional={"status": mostly(st.fixed_dictionaries({}, optional={"addresses": ADDRESSES}))},
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(STORED)
+def test_5800_the_names_read_off_a_stored_service_are_the_names_its_model_claims(raw: dict[str, Any]) -> None:
+    """Whenever the object builds into a service, the names read off it are its model's (or None, and the
+    model decides): no collision is missed by not building the others."""
+    claims = collisions.stored_claims(raw)
+    try:
+        other = LLMInferenceService.model_validate(raw)
+    except ValidationError:
+        return
+    assert claims is None or claims == collisions.advertised_names(other)
 
 
 def test_5800_a_peer_with_addresses_but_no_models_claims_nothing() -> None:
