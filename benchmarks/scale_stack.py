@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +25,7 @@ from llmisvc_core import naming
 from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, ResourceType
 from llmisvc_kube.api import ApiError
 from llmisvc_kube.client import KubeClusterApi
-from llmisvc_kube.stream import get_collection
+from llmisvc_kube.stream import Collection, get_collection
 from tests import builders as b
 
 Wire = dict[str, Any]
@@ -153,8 +154,15 @@ class Fleet:
         self.client = stack.client(BENCH_AGENT, connections=32)
         self.kube = KubeClusterApi(self.client)
         self.control = stack.control
+        self._closing = threading.Event()
+        self._stream: Collection | None = None
 
     def close(self) -> None:
+        """Also ends a :meth:`watch_ready` waiting in another thread (a SIGTERM unwinds the run at once
+        instead of waiting out the watch)."""
+        self._closing.set()
+        if (stream := self._stream) is not None:
+            stream.cut()
         self.client.close()  # type: ignore[no-untyped-call]
 
     def seed(self) -> None:
@@ -211,7 +219,9 @@ class Fleet:
         thousands of services every fraction of a second would load the API server under test)."""
         wanted, seen = set(names), dict[str, float]()
         version = ""
-        while not wanted <= seen.keys() and time.monotonic() - started < timeout:
+        while (
+            not wanted <= seen.keys() and time.monotonic() - started < timeout and not self._closing.is_set()
+        ):
             try:
                 if not version:
                     listed = get_collection(self.client, LLMISVC, self.namespace, []).body()
@@ -225,7 +235,9 @@ class Fleet:
                     ("resourceVersion", version),
                     ("timeoutSeconds", str(min(left, 60))),
                 ]
-                stream = get_collection(self.client, LLMISVC, self.namespace, query, read_timeout=70)
+                stream = self._stream = get_collection(
+                    self.client, LLMISVC, self.namespace, query, read_timeout=70
+                )
                 try:
                     for event in stream.events():
                         obj = event.get("object") or {}
@@ -235,6 +247,7 @@ class Fleet:
                         if wanted <= seen.keys():
                             break
                 finally:
+                    self._stream = None
                     stream.close()
             except ApiError:  # an expired resourceVersion (410), a cut stream: list again
                 version = ""
