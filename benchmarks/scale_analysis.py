@@ -12,7 +12,7 @@ restarted pass counts as two.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from temporalio.api.enums.v1 import EventType
@@ -185,8 +185,19 @@ KEYS = (
 
 def table(figures: dict[str, float], services: int) -> str:
     """The figures as a Markdown table, one row per key, in the order of :data:`KEYS`."""
-    rows = [f"| figure | N={services} |", "|---|---|"]
-    rows += [f"| `{key}` | {shown(figures.get(key, math.nan))} |" for key in KEYS]
+    return side_by_side([(services, figures)])
+
+
+def side_by_side(runs: Sequence[tuple[int, Mapping[str, float | None]]]) -> str:
+    """Several runs' figures as one Markdown table, a column per run (its N) in the order given; a figure
+    a run lacks, or has as null, is ``nan``."""
+    rows = ["| figure | " + " | ".join(f"N={services}" for services, _ in runs) + " |"]
+    rows.append("|---|" + "---|" * len(runs))
+    for key in KEYS:
+        cells = [
+            shown(math.nan if (value := figures.get(key)) is None else float(value)) for _, figures in runs
+        ]
+        rows.append(f"| `{key}` | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 

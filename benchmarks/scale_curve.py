@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scale_analysis import KEYS, shown
+from benchmarks.scale_analysis import side_by_side
 
 PANELS = (
     (
@@ -44,12 +43,7 @@ def load(paths: list[Path]) -> list[dict[str, Any]]:
 
 
 def table(runs: list[dict[str, Any]]) -> str:
-    rows = ["| figure | " + " | ".join(f"N={r['services']}" for r in runs) + " |"]
-    rows.append("|---|" + "---|" * len(runs))
-    for key in KEYS:
-        cells = [shown(math.nan if r.get(key) is None else float(r[key])) for r in runs]
-        rows.append(f"| `{key}` | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+    return side_by_side([(int(r["services"]), r) for r in runs])
 
 
 def draw(runs: list[dict[str, Any]], png: Path) -> None:
