@@ -101,7 +101,9 @@ def _address_models(addresses: object) -> frozenset[str] | None:
         return None
     names = set()
     for address in addresses:
-        models = address.get("models") if isinstance(address, dict) else None
+        if not isinstance(address, dict):
+            return None
+        models = address.get("models")
         models = models if models is not None else []
         if not isinstance(models, list):
             return None
@@ -116,11 +118,8 @@ def _address_models(addresses: object) -> frozenset[str] | None:
 def may_collide(raw: dict[str, Any], own: frozenset[str]) -> bool:
     """Whether a stored service may claim one of ``own``: False only when its names are read off the
     object and none of them is one of ``own``, or it is being deleted."""
-    deleting = (
-        (raw.get("metadata") or {}).get("deletionTimestamp")
-        if isinstance(raw.get("metadata"), dict)
-        else None
-    )
+    metadata = raw.get("metadata")
+    deleting = metadata.get("deletionTimestamp") if isinstance(metadata, dict) else None
     if isinstance(deleting, str) and deleting:
         return False
     claims = stored_claims(raw)
