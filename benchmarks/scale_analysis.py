@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.api.history.v1 import HistoryEvent
 
 TRIGGERS = frozenset(
@@ -103,6 +103,22 @@ def workflow_task_timeouts(events: Sequence[HistoryEvent]) -> int:
     return _count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
 
 
+TIMEOUT_KINDS = ("schedule_to_start", "start_to_close")
+
+
+def workflow_task_timeouts_by_kind(events: Sequence[HistoryEvent]) -> dict[str, int]:
+    """The timed-out workflow tasks by kind: ``schedule_to_start``, a task left waiting on the worker's
+    sticky queue (the server then hands it to the task queue, with its whole history), and
+    ``start_to_close``, a task a worker took and did not answer in time."""
+    kinds = dict.fromkeys(TIMEOUT_KINDS, 0)
+    for event in events:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+            kind = event.workflow_task_timed_out_event_attributes.timeout_type
+            sticky = kind == TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START
+            kinds["schedule_to_start" if sticky else "start_to_close"] += 1
+    return kinds
+
+
 def _schedules_activity(events: Sequence[HistoryEvent]) -> bool:
     return _count(events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) + _local_activities(events) > 0
 
@@ -163,6 +179,8 @@ KEYS = (
     "temporal.seconds_50",
     "temporal.seconds_first_ready",
     "workflow_task_timeouts",
+    "workflow_task_timeouts.schedule_to_start",
+    "workflow_task_timeouts.start_to_close",
     "worker_peak_rss_mib",
     "passes_per_service",
     "api_requests_per_service",

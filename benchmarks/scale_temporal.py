@@ -60,9 +60,10 @@ async def run_temporal(
     histories = [h for h in await _bounded([h.fetch_history() for h in handles]) if hasattr(h, "events")]
     if len(states) < len(names):
         print(f"{len(names) - len(states)} workflows did not answer the state query", flush=True)
-    timeouts = sum(analysis.workflow_task_timeouts(h.events) for h in histories)
+    kinds = [analysis.workflow_task_timeouts_by_kind(h.events) for h in histories]
     figures = {
-        "workflow_task_timeouts": timeouts,
+        "workflow_task_timeouts": sum(sum(k.values()) for k in kinds),
+        **{f"workflow_task_timeouts.{kind}": sum(k[kind] for k in kinds) for kind in analysis.TIMEOUT_KINDS},
         "worker_peak_rss_mib": peak_rss_mib(worker),
         "passes_per_service": sum(s.pass_count for s in states) / max(1, len(states)),
         "api_requests_per_service": (reads + writes) / len(names),

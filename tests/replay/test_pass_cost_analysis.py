@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from temporalio.api.enums.v1 import EventType
-from temporalio.api.history.v1 import HistoryEvent
+from temporalio.api.enums.v1 import EventType, TimeoutType
+from temporalio.api.history.v1 import HistoryEvent, WorkflowTaskTimedOutEventAttributes
 from temporalio.client import WorkflowHistory
 
 from benchmarks import scale_curve
@@ -23,6 +23,7 @@ from benchmarks.scale_analysis import (
     split_passes,
     table,
     workflow_task_timeouts,
+    workflow_task_timeouts_by_kind,
 )
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -46,6 +47,28 @@ def test_a_noop_resync_pass_is_cut_at_its_timer_and_counted() -> None:
     assert workflow_task_timeouts(events) == 0
     # Temporal Cloud Actions: the next resync timer, and the one workflow task's local activity.
     assert (cost.actions, cost.signals) == (2, 0)
+
+
+def test_timed_out_workflow_tasks_are_told_apart_by_kind() -> None:
+    """A task left on the sticky queue (schedule-to-start) and one a worker did not answer in time
+    (start-to-close) have different causes, so the benchmark counts them apart."""
+
+    def timed_out(kind: TimeoutType.ValueType) -> HistoryEvent:
+        return HistoryEvent(
+            event_type=EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+            workflow_task_timed_out_event_attributes=WorkflowTaskTimedOutEventAttributes(timeout_type=kind),
+        )
+
+    events = [
+        *_events("noop_resync"),
+        timed_out(TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START),
+        timed_out(TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE),
+        timed_out(TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE),
+    ]
+    assert workflow_task_timeouts(events) == 3
+    assert workflow_task_timeouts_by_kind(events) == {"schedule_to_start": 1, "start_to_close": 2}
+    none = {"schedule_to_start": 0, "start_to_close": 0}
+    assert workflow_task_timeouts_by_kind(_events("noop_resync")) == none
 
 
 def test_actions_count_a_start_each_timer_and_signal_each_activity_attempt_and_local_groups() -> None:
