@@ -127,23 +127,10 @@ async def test_the_watcher_is_unready_while_a_kind_cannot_be_listed_and_ready_on
 
 
 @asynccontextmanager
-async def own_temporal_server() -> AsyncIterator[tuple[subprocess.Popen[bytes], str]]:
-    """A dev server of the test's own, so that pausing it harms no other test."""
-    address = f"127.0.0.1:{free_port()}"
-    host, port = address.split(":")
-    command = [TEMPORAL, "server", "start-dev", "--headless", "--ip", host, "--port", port]
-    command += ["--http-port", str(free_port()), "--metrics-port", str(free_port()), "--log-level", "error"]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+async def own_temporal_server(log: Path) -> AsyncIterator[tuple[subprocess.Popen[bytes], str]]:
+    """A dev server of the test's own, so that pausing it harms no other test, its output kept in ``log``."""
+    server, address = await _started_temporal_server(log)
     try:
-
-        async def up() -> bool:
-            try:
-                await Client.connect(address)
-            except RuntimeError:
-                return False
-            return True
-
-        await until(up, f"a Temporal dev server at {address}", 60, interval=0.2)
         yield server, address
     finally:
         server.send_signal(signal.SIGCONT)
@@ -151,11 +138,50 @@ async def own_temporal_server() -> AsyncIterator[tuple[subprocess.Popen[bytes], 
         server.wait(15)
 
 
+async def _started_temporal_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Its ports are picked free and bound by the server a moment later: a server that ends at once (another
+    process took a port in between) is started again on others. CI once saw one never answer in 60 s, its
+    output thrown away; the failure now carries it."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OTEL_")}
+    for attempt in range(1, 4):
+        address = f"127.0.0.1:{free_port()}"
+        host, port = address.split(":")
+        command = [TEMPORAL, "server", "start-dev", "--headless", "--ip", host, "--port", port]
+        command += ["--http-port", str(free_port()), "--metrics-port", str(free_port())]
+        command += ["--log-level", "warn"]
+        with log.open("ab") as out:
+            out.write(f"--- attempt {attempt}: {' '.join(command)}\n".encode())
+            out.flush()
+            server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+
+        async def started(server: subprocess.Popen[bytes] = server, address: str = address) -> str | None:
+            if server.poll() is not None:
+                return "ended"
+            try:
+                await Client.connect(address)
+            except RuntimeError:
+                return None
+            return "up"
+
+        try:
+            if await until(started, f"a Temporal dev server at {address}", 60, interval=0.2) == "up":
+                return server, address
+        except AssertionError as err:
+            server.kill()
+            server.wait(15)
+            raise AssertionError(f"{err}; its output:\n{_tail(log)}") from None
+    raise AssertionError(f"a Temporal dev server ended at start 3 times; its output:\n{_tail(log)}")
+
+
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-3000:]
+
+
 async def test_run_is_unready_while_temporal_does_not_answer_and_ready_once_it_does(
     temporal: Client, cluster: Cluster, tmp_path: Path
 ) -> None:
     port = free_port()
-    async with own_temporal_server() as (server, address):
+    async with own_temporal_server(tmp_path / "temporal.log") as (server, address):
         env = probed_env(temporal, cluster, tmp_path, port)
         env["TEMPORAL_ADDRESS"] = address
         with product_process("run", env, tmp_path / "run.log"):
