@@ -89,6 +89,18 @@ class WorkerSizing:
         return self.activity_threads
 
     @property
+    def workflow_task_slots(self) -> int:
+        """A workflow task slot for every cached workflow, so the sticky queue of a workflow in progress
+        always has one (``worker.slots``)."""
+        return max(2, self.max_cached_workflows)  # the SDK's minimum with a cache
+
+    @property
+    def new_workflow_room(self) -> int:
+        """The held slots below which the worker takes a new workflow's task (``worker.slots``): twice the
+        local activity slots, as every task of a first pass waits for one."""
+        return min(2 * self.local_activity_slots, self.workflow_task_slots)
+
+    @property
     def executor_threads(self) -> int:
         """A thread for every activity slot and every local activity slot."""
         return self.activity_threads + self.local_activity_slots

@@ -9,7 +9,14 @@ from concurrent.futures import Executor
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.worker import Replayer, UnsandboxedWorkflowRunner, Worker, WorkerDeploymentConfig
+from temporalio.worker import (
+    FixedSizeSlotSupplier,
+    Replayer,
+    UnsandboxedWorkflowRunner,
+    Worker,
+    WorkerDeploymentConfig,
+    WorkerTuner,
+)
 
 from activities.cancel_shield import ShieldCancellation
 from activities.heartbeats import HeartbeatScheduler
@@ -17,6 +24,7 @@ from activities.rollout_activities import RolloutActivities
 from activities.router_activities import RouterActivities
 from llmisvc_runtime import temporal
 from llmisvc_runtime.settings import DEFAULT_SHUTDOWN_GRACE, WorkerSizing
+from worker.slots import InProgressFirst
 from workflows.rollout_workflow import RolloutWorkflow
 from workflows.service_workflow import LLMInferenceServiceWorkflow
 
@@ -60,8 +68,7 @@ def build_worker(
         activity_executor=executor,
         # heartbeating() works through the scheduler; the shield keeps a cancellation out of the pool's locks
         interceptors=[ShieldCancellation(), HeartbeatScheduler()],
-        max_concurrent_activities=sizing.activity_threads,
-        max_concurrent_local_activities=sizing.local_activity_slots,
+        tuner=tuner(sizing),
         max_cached_workflows=sizing.max_cached_workflows,
         max_concurrent_workflow_task_polls=sizing.workflow_task_pollers,
         max_concurrent_activity_task_polls=sizing.activity_task_pollers,
@@ -69,6 +76,17 @@ def build_worker(
         deployment_config=deployment,
         sticky_queue_schedule_to_start_timeout=STICKY_QUEUE_TIMEOUT,
         graceful_shutdown_timeout=shutdown_grace,
+    )
+
+
+def tuner(sizing: WorkerSizing) -> WorkerTuner:
+    """Fixed activity and local activity slots; workflow task slots that serve the workflows in progress
+    before new ones (``worker.slots``)."""
+    return WorkerTuner.create_composite(
+        workflow_supplier=InProgressFirst(sizing.workflow_task_slots, sizing.new_workflow_room),
+        activity_supplier=FixedSizeSlotSupplier(sizing.activity_threads),
+        local_activity_supplier=FixedSizeSlotSupplier(sizing.local_activity_slots),
+        nexus_supplier=FixedSizeSlotSupplier(1),  # no Nexus operations are registered
     )
 
 

@@ -16,6 +16,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
+from temporalio.worker import FixedSizeSlotSupplier
 from urllib3.util import Retry
 
 from activities import attempts, cancel_shield, heartbeats, router_activities
@@ -28,6 +29,7 @@ from tests.builders.kube import UNREACHABLE_KUBECONFIG as KUBECONFIG
 from tests.workflows import world
 from tests.workflows.fake_cluster import FakeCluster
 from worker import factory
+from worker.slots import InProgressFirst
 from workflows import activity_options as wf
 
 
@@ -151,7 +153,11 @@ def test_the_production_worker_carries_the_cancel_shield_the_heartbeat_scheduler
         cancel_shield.ShieldCancellation,
         heartbeats.HeartbeatScheduler,
     ]
-    assert (config["max_concurrent_activities"], config["max_concurrent_local_activities"]) == (3, 3)
+    tuner = config["tuner"]
+    assert tuner is not None
+    local = tuner._get_local_activity_task_slot_supplier()
+    assert (tuner._get_activities_max(), local) == (3, FixedSizeSlotSupplier(3))
+    assert isinstance(tuner._get_workflow_task_slot_supplier(), InProgressFirst)
 
 
 def test_a_transient_failure_is_retried_within_a_fraction_of_a_second() -> None:
