@@ -98,11 +98,6 @@ def split_passes(events: Sequence[HistoryEvent]) -> list[list[HistoryEvent]]:
     return passes
 
 
-def workflow_task_timeouts(events: Sequence[HistoryEvent]) -> int:
-    """Workflow tasks that timed out: a worker too busy to pick up (or finish) its own sticky task."""
-    return _count(events, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
-
-
 TIMEOUT_KINDS = ("schedule_to_start", "start_to_close")
 
 
