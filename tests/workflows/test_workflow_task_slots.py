@@ -220,27 +220,27 @@ async def test_a_running_workflow_goes_on_while_new_ones_wait_for_room(env: Work
             workflow_runner=UnsandboxedWorkflowRunner(),
         ):
             running = await client.start_workflow(Looks.run, "running", id=f"{queue}-r", task_queue=queue)
-            await _until(lambda: STARTED == ["running"])
+            await _until(lambda: STARTED == ["running"], "the running workflow's first look")
             await asyncio.sleep(0.5)  # its first task completes; it waits for its signal
             GATE.clear()
             held = [
                 await client.start_workflow(Looks.run, n, id=f"{queue}-{n}", task_queue=queue) for n in new
             ]
-            await _until(lambda: len(STARTED) > 2)
+            await _until(lambda: len(STARTED) > 2, "more than two looks")
             await running.signal(Looks.poke)
             await asyncio.wait_for(running.result(), timeout=10)
             await asyncio.sleep(1.0)  # time for any more of them to be taken
             taken = len(STARTED) - 1
             assert 2 <= taken < len(new), STARTED
             GATE.set()
-            await _until(lambda: len(STARTED) == 1 + len(new))
+            await _until(lambda: len(STARTED) == 1 + len(new), "every new workflow's look")
             for handle in held:
                 await handle.signal(Looks.poke)
                 await asyncio.wait_for(handle.result(), timeout=10)
 
 
-async def _until(check: Callable[[], bool], timeout: float = 10) -> None:
+async def _until(check: Callable[[], bool], what: str, timeout: float = 10) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not check():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}: {STARTED}"
         await asyncio.sleep(0.02)
