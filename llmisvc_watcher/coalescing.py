@@ -8,6 +8,11 @@ travel together). Whether the signal starts the workflow follows
 the service's own latest event (created or modified: start; deleted: plain signal); events on other
 objects never start a workflow. A signal that fails to go out is put back and retried with a capped
 backoff, merged with whatever arrived meanwhile, so a Temporal outage delays signals but loses none.
+
+A held reason (``Affected.held``: another service's change that can only change this one's
+``ModelNameCollision`` Warning) is not urgent: while a service has only held reasons pending, its signal
+waits until none has come for ``Tuning.hold_quiet_seconds``, and at most ``Tuning.hold_max_seconds`` after
+the first. Any other reason sends it as above, held reasons and all.
 """
 
 from __future__ import annotations
@@ -31,10 +36,13 @@ Key = tuple[str, str]
 
 @dataclass
 class _Pending:
+    due: float  # loop time to send at
     reasons: dict[str, None] = field(default_factory=dict)  # ordered set
     start: bool | None = None  # None: no event on the service itself in this window
     attempt: int = 0
     seen: dict[tuple[str, str, str], SeenVersion] = field(default_factory=dict)  # newest per object
+    held_since: float | None = None  # loop time of the first held reason, while only held ones wait
+    moved: asyncio.Event = field(default_factory=asyncio.Event)  # ``due`` changed (or shutdown): look again
 
     def add(self, reason: str, start: bool | None, seen: SeenVersion | None = None) -> None:
         self.reasons[reason] = None
@@ -49,6 +57,12 @@ class _Pending:
         self.seen = {**older.seen, **self.seen}
         self.start = older.start if self.start is None else self.start
         self.attempt = max(self.attempt, older.attempt)
+        self.held_since = None  # a retry is not held back again
+
+    def move(self, due: float) -> None:
+        if due != self.due:
+            self.due = due
+            self.moved.set()
 
     def signal(self, key: Key) -> ServiceSignal:
         reasons = list(self.reasons)
@@ -68,25 +82,33 @@ class SignalCoalescer:
         self._last_sent: dict[Key, float] = {}  # loop time of the latest signal, within its window only
         self._tasks: set[asyncio.Task[None]] = set()
         self._limit = asyncio.Semaphore(tuning.send_concurrency)
-        self._flush_now = asyncio.Event()
         self._closing = False
 
     def add(self, affected: Affected, start: bool | None = None, seen: SeenVersion | None = None) -> None:
         """Queue a signal for one service; ``start`` is the verdict of an event on the service itself,
         ``seen`` the version of the object the event was about."""
         key = (affected.namespace, affected.name)
+        now = asyncio.get_running_loop().time()
         pending = self._pending.get(key)
         if pending is None:
-            pending = self._pending[key] = _Pending()
-            self._schedule(key, self._wait_before_sending(key))
+            pending = self._pending[key] = _Pending(due=now)
+            pending.held_since = now if affected.held else None
+            pending.due = self._due(key, pending, now)
+            self._schedule(key)
+        elif affected.held and pending.held_since is not None:
+            pending.move(self._due(key, pending, now))  # another held reason: the quiet period restarts
+        elif not affected.held and pending.held_since is not None:
+            pending.held_since = None
+            pending.move(min(pending.due, self._due(key, pending, now)))
         pending.add(affected.reason, start, seen)
 
-    def _wait_before_sending(self, key: Key) -> float:
-        """Nothing for a quiet service; the rest of the window after its latest signal for one in a burst."""
+    def _due(self, key: Key, pending: _Pending, now: float) -> float:
+        """When to send: for held reasons only, after the quiet period (within the cap); else at once for
+        a quiet service, or at the end of the window after its latest signal for one in a burst."""
+        if pending.held_since is not None:
+            return min(pending.held_since + self._tuning.hold_max_seconds, now + self._tuning.hold_quiet_seconds)
         last = self._last_sent.get(key)
-        if last is None:
-            return 0.0
-        return max(0.0, last + self._tuning.debounce_seconds - asyncio.get_running_loop().time())
+        return now if last is None else max(now, last + self._tuning.debounce_seconds)
 
     def _opened_window(self, key: Key) -> None:
         loop = asyncio.get_running_loop()
@@ -101,7 +123,8 @@ class SignalCoalescer:
     async def drain(self, timeout: float) -> None:
         """Send everything pending now (no more retries) and wait up to ``timeout`` for it to go out."""
         self._closing = True
-        self._flush_now.set()
+        for pending in self._pending.values():
+            pending.moved.set()
         if self._tasks:
             _, late = await asyncio.wait(set(self._tasks), timeout=timeout)
             for task in late:
@@ -109,16 +132,19 @@ class SignalCoalescer:
             if late:
                 log.warning("%d signals were not sent before shutdown", len(late))
 
-    def _schedule(self, key: Key, delay: float) -> None:
-        task = asyncio.create_task(self._send_later(key, delay), name=f"signal {key[0]}/{key[1]}")
+    def _schedule(self, key: Key) -> None:
+        task = asyncio.create_task(self._send_later(key), name=f"signal {key[0]}/{key[1]}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _send_later(self, key: Key, delay: float) -> None:
-        if delay > 0:
+    async def _send_later(self, key: Key) -> None:
+        loop = asyncio.get_running_loop()
+        pending = self._pending[key]
+        while not self._closing and (delay := pending.due - loop.time()) > 0:
+            pending.moved.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._flush_now.wait(), delay)
-        pending = self._pending.pop(key)
+                await asyncio.wait_for(pending.moved.wait(), delay)
+        self._pending.pop(key)
         self._opened_window(key)
         signal = pending.signal(key)
         try:
@@ -135,8 +161,12 @@ class SignalCoalescer:
         delay = min(RETRY_CAP, self._tuning.backoff_first * 2 ** (failed.attempt - 1))
         log.warning("signal to %s/%s failed (%s); retrying in %.1fs", key[0], key[1], err, delay)
         newer = self._pending.get(key)
+        retry_at = asyncio.get_running_loop().time() + delay
         if newer is not None:
-            newer.merge_older(failed)  # its own send is already scheduled
+            newer.merge_older(failed)  # its own send is already scheduled, no later than the retry's
+            newer.move(min(newer.due, retry_at))
         else:
+            failed.held_since = None
+            failed.due = retry_at
             self._pending[key] = failed
-            self._schedule(key, delay)
+            self._schedule(key)

@@ -61,11 +61,14 @@ class IndexedCluster(Reader, Protocol):
 
 
 class Affected(NamedTuple):
-    """One LLMInferenceService a change affects, and why."""
+    """One LLMInferenceService a change affects, and why. ``held``: the change can only change the
+    service's ``ModelNameCollision`` Warning, never its objects, so its signal may wait for a burst of
+    such changes to end (``llmisvc_watcher.coalescing``)."""
 
     namespace: str
     name: str
     reason: str
+    held: bool = False
 
 
 def key_of(obj: Wire) -> Key:

@@ -110,7 +110,7 @@ def _service_changed(change: Change, cluster: IndexedCluster, shadow: bool, warn
             warn(f"cannot map {reason} to the services sharing its model names: {_one_line(err)}")
     affected = [Affected(ns, name, f"{reason} (a member of its routing group)") for ns, name in peers]
     affected += [
-        Affected(ns, name, f"{reason} (it claims one of the same model names)")
+        Affected(ns, name, f"{reason} (it claims one of the same model names)", held=True)
         for ns, name in claimants
         if (ns, name) not in peers
     ]

@@ -162,3 +162,95 @@ async def test_a_burst_on_one_service_does_not_delay_another():
     assert signaller.sent[1][1] == "three"
     assert signaller.sent[1][0] - asked < 0.5
     await coalescer.drain(1.0)
+
+
+# --- held reasons: another service's change that can only change the ModelNameCollision Warning --------
+# A product decision beyond KServe (which checks collisions only on the service's own pass, router.go
+# reconcileHTTPRoutes at aaac4e294): the claimants are told, but a burst of creations sharing one model
+# name is one signal per claimant, not one per creation (issue 21: 304 claimants ran 7.0 passes each).
+
+
+def held(name: str, reason: str) -> Affected:
+    return Affected("ns", name, reason, held=True)
+
+
+async def test_held_reasons_wait_for_the_quiet_period_and_go_out_as_one_signal():
+    quiet = 0.3
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(hold_quiet_seconds=quiet, hold_max_seconds=30))
+    began = asyncio.get_running_loop().time()
+    for reason in ("b created", "c created", "d created"):
+        await asyncio.sleep(quiet / 3)  # each one restarts the quiet period
+        coalescer.add(held("a", reason))
+    last = asyncio.get_running_loop().time()
+    await wait_for_signals(signaller, 1)
+    await asyncio.sleep(quiet)
+    assert [reason for _, reason in signaller.sent] == ["b created; c created; d created"]
+    assert signaller.sent[0][0] - last >= quiet - 0.01
+    assert signaller.sent[0][0] - began < quiet * 3  # not held for the cap
+    await coalescer.drain(1.0)
+
+
+async def test_a_steady_stream_of_held_reasons_goes_out_at_the_cap():
+    cap = 0.6
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(hold_quiet_seconds=0.2, hold_max_seconds=cap))
+    began = asyncio.get_running_loop().time()
+    i = 0
+    while not signaller.sent:
+        coalescer.add(held("a", f"s{i} created"))
+        i += 1
+        await asyncio.sleep(0.05)  # never quiet for 0.2 s
+        assert asyncio.get_running_loop().time() - began < 3, "the stream held the signal past the cap"
+    assert cap - 0.01 <= signaller.sent[0][0] - began < cap + 0.3
+    await coalescer.drain(1.0)
+
+
+async def test_any_other_reason_sends_the_held_ones_with_it_at_once():
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(hold_quiet_seconds=10, hold_max_seconds=30))
+    coalescer.add(held("a", "b created"))
+    await asyncio.sleep(0.05)
+    asked = asyncio.get_running_loop().time()
+    coalescer.add(Affected("ns", "a", "HTTPRoute ns/r modified"))
+    await wait_for_signals(signaller, 1)
+    assert signaller.sent == [(signaller.sent[0][0], "b created; HTTPRoute ns/r modified")]
+    assert signaller.sent[0][0] - asked < 0.5
+    await coalescer.drain(1.0)
+
+
+async def test_a_held_reason_does_not_delay_a_signal_already_due():
+    signaller = ClockedSignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(debounce_seconds=0.3, hold_quiet_seconds=10))
+    coalescer.add(Affected("ns", "a", "one"))
+    await wait_for_signals(signaller, 1)
+    coalescer.add(Affected("ns", "a", "two"))  # waits for the end of the 0.3 s window
+    coalescer.add(held("a", "b created"))
+    await wait_for_signals(signaller, 2, limit=2.0)
+    assert signaller.sent[1][1] == "two; b created"
+    assert signaller.sent[1][0] - signaller.sent[0][0] < 1.0
+    await coalescer.drain(1.0)
+
+
+async def test_drain_sends_held_reasons_at_once():
+    signaller = FlakySignaller()
+    coalescer = SignalCoalescer(signaller, Tuning(hold_quiet_seconds=30, hold_max_seconds=60))
+    coalescer.add(held("a", "b created"))
+    await asyncio.wait_for(coalescer.drain(1.0), 2)
+    assert [s.reason for s in signaller.sent] == ["b created"]
+
+
+async def test_a_held_signal_that_failed_is_retried_with_the_backoff_not_held_again():
+    signaller = FlakySignaller(down=True)
+    tuning = Tuning(hold_quiet_seconds=0.1, hold_max_seconds=0.2, backoff_first=0.05)
+    coalescer = SignalCoalescer(signaller, tuning)
+    coalescer.add(held("a", "b created"))
+    while signaller.attempts < 1:
+        await asyncio.sleep(0.01)
+    signaller.down = False
+    coalescer.add(held("a", "c created"))  # merged into the retry, which is due within its backoff
+    async with asyncio.timeout(2):
+        while not signaller.sent:
+            await asyncio.sleep(0.01)
+    assert [s.reason for s in signaller.sent] == ["b created; c created"]
+    await coalescer.drain(1.0)
