@@ -106,7 +106,8 @@ class SignalCoalescer:
         """When to send: for held reasons only, after the quiet period (within the cap); else at once for
         a quiet service, or at the end of the window after its latest signal for one in a burst."""
         if pending.held_since is not None:
-            return min(pending.held_since + self._tuning.hold_max_seconds, now + self._tuning.hold_quiet_seconds)
+            tuning = self._tuning
+            return min(pending.held_since + tuning.hold_max_seconds, now + tuning.hold_quiet_seconds)
         last = self._last_sent.get(key)
         return now if last is None else max(now, last + self._tuning.debounce_seconds)
 

@@ -736,10 +736,9 @@ def test_5800_the_routers_status_write_advertising_other_names_signals_their_cla
 def test_5800_only_the_claimants_signals_are_held_not_the_service_nor_its_group_peers() -> None:
     """A claimant's pass can only change its Warning, so the watcher may hold its signal back
     (``llmisvc_watcher.coalescing``); a group peer's routing changes with the member, so it is not held."""
-    world = world_of(
-        Case("", event(claiming("c", "m", group="g")), [claiming("a", "m"), claiming("b", "x", group="g")], [])
-    )
-    affected = world.affected(event(claiming("c", "m", group="g")))
+    change = event(claiming("c", "m", group="g"))
+    world = world_of(Case("", change, [claiming("a", "m"), claiming("b", "x", group="g")], []))
+    affected = world.affected(change)
     assert {a.name: a.held for a in affected} == {"c": False, "b": False, "a": True}
 
 
