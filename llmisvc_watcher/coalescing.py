@@ -91,23 +91,24 @@ class SignalCoalescer:
         now = asyncio.get_running_loop().time()
         pending = self._pending.get(key)
         if pending is None:
-            pending = self._pending[key] = _Pending(due=now)
-            pending.held_since = now if affected.held else None
-            pending.due = self._due(key, pending, now)
+            held_since = now if affected.held else None
+            pending = self._pending[key] = _Pending(self._due(key, held_since, now), held_since=held_since)
             self._schedule(key)
-        elif affected.held and pending.held_since is not None:
-            pending.move(self._due(key, pending, now))  # another held reason: the quiet period restarts
-        elif not affected.held and pending.held_since is not None:
-            pending.held_since = None
-            pending.move(min(pending.due, self._due(key, pending, now)))
+        elif pending.held_since is not None:
+            if not affected.held:
+                pending.held_since = None
+                pending.move(min(pending.due, self._due(key, None, now)))
+            else:  # another held reason: the quiet period restarts
+                pending.move(self._due(key, pending.held_since, now))
         pending.add(affected.reason, start, seen)
 
-    def _due(self, key: Key, pending: _Pending, now: float) -> float:
-        """When to send: for held reasons only, after the quiet period (within the cap); else at once for
-        a quiet service, or at the end of the window after its latest signal for one in a burst."""
-        if pending.held_since is not None:
+    def _due(self, key: Key, held_since: float | None, now: float) -> float:
+        """When to send: for held reasons only (the first came at ``held_since``), after the quiet period
+        within the cap; else at once for a quiet service, or at the end of the window after its latest
+        signal for one in a burst."""
+        if held_since is not None:
             tuning = self._tuning
-            return min(pending.held_since + tuning.hold_max_seconds, now + tuning.hold_quiet_seconds)
+            return min(held_since + tuning.hold_max_seconds, now + tuning.hold_quiet_seconds)
         last = self._last_sent.get(key)
         return now if last is None else max(now, last + self._tuning.debounce_seconds)
 
