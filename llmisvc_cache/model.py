@@ -137,3 +137,15 @@ class SeenVersion(BaseModel):
             resource_version=str(meta.get("resourceVersion") or ""),
             deleted=event.type == DELETED,
         )
+
+    @classmethod
+    def stored(cls, type_: ResourceType, obj: Wire) -> SeenVersion:
+        """An object as read from the API server (a command that reads the service before it asks for a
+        pass): the pass plans on this version or a newer one."""
+        meta = obj.get("metadata") or {}
+        return cls(
+            resource=str(type_),
+            namespace=str(meta.get("namespace") or ""),
+            name=str(meta.get("name") or ""),
+            resource_version=str(meta.get("resourceVersion") or ""),
+        )

@@ -64,7 +64,8 @@ examples:
 RECONCILE = (
     "run a pass now and print its outcome",
     "Run a pass for the service now (starting its workflow if none runs) and print the pass's summary:\n"
-    "outcome, conditions, URL, writes. Exits 1 when the pass did not reconcile.\n"
+    "outcome, conditions, URL, writes. The pass plans on the service as this command read it, or on a\n"
+    "newer version: a change applied just before is not missed. Exits 1 when the pass did not reconcile.\n"
     + _DRIVE_EXAMPLES.format(name="reconcile"),
 )
 STOP = (

@@ -16,6 +16,7 @@ from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
+from llmisvc_cache.model import SeenVersion, Wire
 from llmisvc_core.models.kube import LLMISVC
 from llmisvc_kube.api import ApiError
 from llmisvc_kube.client import KubeClusterApi
@@ -102,12 +103,12 @@ def service_key(text: str) -> tuple[str, str]:
     return namespace, name
 
 
-async def require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
+async def require_service(settings: OrchestratorSettings, namespace: str, name: str) -> Wire:
     """The object, not only its workflow: acting on a service that does not exist starts nothing."""
-    await asyncio.to_thread(_require_service, settings, namespace, name)
+    return await asyncio.to_thread(_require_service, settings, namespace, name)
 
 
-def _require_service(settings: OrchestratorSettings, namespace: str, name: str) -> None:
+def _require_service(settings: OrchestratorSettings, namespace: str, name: str) -> Wire:
     api_client = kube.connect_kube(settings.kubeconfig, settings.kube_context, settings.kube_connections)
     try:
         found = KubeClusterApi(api_client).get(LLMISVC, namespace, name)
@@ -119,23 +120,24 @@ def _require_service(settings: OrchestratorSettings, namespace: str, name: str) 
         api_client.close()
     if found is None:
         raise CommandError(f"no LLMInferenceService {namespace}/{name}", exit_codes.NOT_FOUND)
+    return found
 
 
 @contextlib.asynccontextmanager
 async def _driving(
     args: argparse.Namespace, settings: OrchestratorSettings, command: str
-) -> AsyncIterator[tuple[Client, str, str]]:
+) -> AsyncIterator[tuple[Client, str, str, Wire]]:
     """What driving a service starts with: the service named, read from Kubernetes (one that does not exist
     gets nothing started), the Temporal client, and a trace that the workflow continues."""
     namespace, name = service_key(args.service)
     tracing = telemetry.install_tracing(settings.trace_exporters, settings.otlp_protocol)
     try:
-        await require_service(settings, namespace, name)
+        found = await require_service(settings, namespace, name)
         client = await temporal.connect()
         with _tracer.start_as_current_span(
             f"llmisvc-router {command}", attributes={"llmisvc.namespace": namespace, "llmisvc.name": name}
         ):
-            yield client, namespace, name
+            yield client, namespace, name, found
     finally:
         if tracing:
             trace.get_tracer_provider().force_flush()  # type: ignore[attr-defined]
@@ -143,7 +145,7 @@ async def _driving(
 
 async def _reconcile(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
     """A pass now, its workflow started if none runs; exit 1 when the pass did not settle."""
-    async with _driving(args, settings, "reconcile") as (client, namespace, name):
+    async with _driving(args, settings, "reconcile") as (client, namespace, name, found):
         starter = await _starter(client, settings)
         operation = WithStartWorkflowOperation(
             LLMInferenceServiceWorkflow.run,
@@ -153,7 +155,9 @@ async def _reconcile(args: argparse.Namespace, settings: OrchestratorSettings) -
         )
         summary = await client.execute_update_with_start_workflow(
             LLMInferenceServiceWorkflow.reconcile_now,
-            ReconcileSignal(reason="llmisvc-router reconcile"),
+            # The pass waits for the worker's cache to hold the service as read here: a change applied
+            # just before the command is planned on, not the version the cache had.
+            ReconcileSignal(reason="llmisvc-router reconcile", seen=[SeenVersion.stored(LLMISVC, found)]),
             start_workflow_operation=operation,
         )
     sys.stdout.write(output.render(summary.model_dump(mode="json", exclude_none=True)))
@@ -172,7 +176,7 @@ async def _request(
     args: argparse.Namespace, settings: OrchestratorSettings, command: str, signal: Callable[..., None]
 ) -> int:
     """``signal`` delivered to the service's workflow, started if none runs; the next pass acts on it."""
-    async with _driving(args, settings, command) as (client, namespace, name):
+    async with _driving(args, settings, command) as (client, namespace, name, _):
         starter = await _starter(client, settings)
         await starter.signal_with_start(namespace, name, signal.__name__)
     print(f"{command} requested for {namespace}/{name}; the next pass carries it out")
@@ -187,7 +191,7 @@ async def _starter(client: Client, settings: OrchestratorSettings) -> WorkflowSt
 
 async def _status(args: argparse.Namespace, settings: OrchestratorSettings) -> int:
     output_format = output.check(args.output)  # refused before anything connects
-    async with _driving(args, settings, "status") as (client, namespace, name):
+    async with _driving(args, settings, "status") as (client, namespace, name, _):
         handle = client.get_workflow_handle(workflow_id(namespace, name, settings.cluster))
         return await _print_status(handle, f"{namespace}/{name}", output_format)
 

@@ -32,6 +32,7 @@ from temporalio.worker import Worker
 from activities.management import Management
 from activities.router_activities import RouterActivities
 from llmisvc_cache.cache import ClusterCache
+from llmisvc_cache.model import SeenVersion
 from llmisvc_cache.targets import start_worker_cache
 from llmisvc_core.models.kube import DEPLOYMENT, GATEWAY, GATEWAYCLASS, LLMISVC, ResourceType
 from llmisvc_core.world.config import Environment
@@ -162,9 +163,15 @@ class Stack:
 
         return await until(probe, f"{count} passes of {handle.id}")
 
-    async def reconcile_now(self, handle: Handle, reason: str = "integration test") -> PassSummary:
+    async def reconcile_now(
+        self, handle: Handle, reason: str = "integration test", after: Wire | None = None
+    ) -> PassSummary:
+        """A pass now; with ``after`` (the service as the API server stored it), one that plans on that
+        version or a newer one, as ``llmisvc-router reconcile`` asks (the worker's cache may not have
+        seen a write the test has just made)."""
+        seen = [] if after is None else [SeenVersion.stored(LLMISVC, after)]
         summary: PassSummary = await handle.execute_update(
-            LLMInferenceServiceWorkflow.reconcile_now, ReconcileSignal(reason=reason)
+            LLMInferenceServiceWorkflow.reconcile_now, ReconcileSignal(reason=reason, seen=seen)
         )
         return summary
 

@@ -21,7 +21,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from llmisvc_core import naming
 from llmisvc_core.models.kube import HTTPROUTE, LLMISVC
 from tests.integration.harness import Stack, annotations_of, running_stack, until
-from workflows.models import workflow_id
+from workflows.models import ReconcileSignal, workflow_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NAME = "opt"
@@ -62,6 +62,39 @@ async def test_reconcile_starts_the_workflow_runs_a_pass_and_prints_its_outcome(
         assert code == 0, err
         state = yaml.safe_load(out)
         assert state["pass_count"] >= 1 and state["last"]["outcome"] == "reconciled"
+
+
+async def test_reconcile_after_a_change_plans_on_the_version_it_read_not_the_one_the_cache_had(
+    temporal, cluster
+):
+    """The command reads the service before it asks for a pass (``_require_service``); the update carries
+    that version as ``seen``, so the pass waits for the worker's cache to reach it (or reads it from the
+    API): a change applied just before the command is what the pass plans on."""
+    async with running_stack(temporal, cluster) as stack:
+        await stack.create_service(NAME)
+        service = f"{stack.namespace}/{NAME}"
+        code, _, err = await cli(temporal, stack, "reconcile", service)
+        assert code == 0, err
+        changed = await stack.patch(LLMISVC, NAME, {"spec": {"model": {"name": "facebook/opt-350m"}}})
+        code, _, err = await cli(temporal, stack, "reconcile", service)
+        assert code == 0, err
+
+        history = await temporal.get_workflow_handle(workflow_id(stack.namespace, NAME)).fetch_history()
+        requests = [
+            e.workflow_execution_update_accepted_event_attributes.accepted_request
+            for e in history.events
+            if e.HasField("workflow_execution_update_accepted_event_attributes")
+        ]
+        signals = [
+            (await temporal.data_converter.decode(r.input.args.payloads, [ReconcileSignal]))[0]
+            for r in requests
+        ]
+        assert [[(s.resource, s.name) for s in signal.seen] for signal in signals] == [
+            [(str(LLMISVC), NAME)]
+        ] * 2
+        assert signals[1].seen[0].resource_version == changed["metadata"]["resourceVersion"]
+        route = await stack.get(HTTPROUTE, naming.route_name(NAME))
+        assert route is not None and "facebook/opt-350m" in json.dumps(route)
 
 
 async def test_stop_and_resume_set_and_remove_the_annotation_through_the_workflow(temporal, cluster):

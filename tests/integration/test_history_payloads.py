@@ -93,8 +93,8 @@ async def test_no_secret_the_router_reads_reaches_the_workflow_history(temporal,
         await plant_secrets(stack, "opt")
         handle = await stack.start_workflow("opt")
         ready = await stack.until_router_ready("opt", drive=handle)
-        await stack.patch(LLMISVC, "opt", {"spec": {"model": {"name": "facebook/opt-350m"}}})
-        await stack.reconcile_now(handle, "the model changed")  # an update of the route, too
+        changed = await stack.patch(LLMISVC, "opt", {"spec": {"model": {"name": "facebook/opt-350m"}}})
+        await stack.reconcile_now(handle, "the model changed", after=changed)  # an update of the route, too
 
         conditions = {c["type"]: c for c in ready["status"]["conditions"]}
         assert conditions["SchedulerWorkloadReady"]["status"] == "True"  # the Deployment was read
@@ -146,8 +146,8 @@ async def test_a_model_name_too_long_for_the_routes_is_refused_by_the_dry_run_an
         sizes = [p.payload.ByteSize() for p in await recorded_payloads(handle)]
         assert max(sizes) <= PAYLOAD_BOUND, max(sizes)
 
-        await stack.patch(LLMISVC, "big", {"spec": {"model": {"name": "facebook/opt-125m"}}})
-        summary = await stack.reconcile_now(handle, "the model name was shortened")
+        shortened = await stack.patch(LLMISVC, "big", {"spec": {"model": {"name": "facebook/opt-125m"}}})
+        summary = await stack.reconcile_now(handle, "the model name was shortened", after=shortened)
         assert summary.writes == 4, summary  # route, both pools, EPP Service
         assert await stack.get(HTTPROUTE, naming.route_name("big")) is not None
         assert (await stack.conditions("big"))["PresetsCombined"]["status"] == "True"
