@@ -132,6 +132,9 @@ class Planned(PassReport):
     phases: list[PhaseWrites] = Field(default_factory=list)
     #: The status to write (merged into the stored one), or None when the stored status already says it.
     status: dict[str, Any] | None = None
+    #: The router's part of the stored status the plan was made from (``status_merge.router_basis``);
+    #: None in plans made before it was recorded.
+    status_basis: str | None = None
     #: The API server's verdict on a merged spec the workflow had none for, asked by this pass
     #: (``activities.rendered_check``): the workflow keeps it while it is final.
     verdict: Verdict | None = None
@@ -173,6 +176,9 @@ class EvaluateInput(BaseModel):
     #: The service's ``metadata.generation`` the status was planned from: a live one that differs (the
     #: spec changed since, and this attempt may be a retry long after) is planned again before writing.
     generation: int | None = None
+    #: The router's part of the stored status the status was planned from: another one there (a newer
+    #: pass wrote it while this attempt waited) is planned again before writing, not written over.
+    status_basis: str | None = None
     #: Events to record on the service (the plan's new ones); with neither status nor ``rejected``, the
     #: status is left as it is.
     events: list[PlannedEvent] = Field(default_factory=list)

@@ -133,6 +133,7 @@ def _refused(planned: Planned, raw: dict[str, Any], now: str, why: str) -> Plann
         outcome=Outcome.FAILED,
         message=message,
         status=status if status_merge.merge_status(stored, status) != stored else None,
+        status_basis=planned.status_basis,
         conditions={
             str(c.get("type", "")): ConditionState(status=str(c.get("status", "")), reason=c.get("reason"))
             for c in owned

@@ -61,7 +61,7 @@ from llmisvc_core.models.llmisvc import STOP_ANNOTATION, LLMInferenceService
 from llmisvc_core.planner import passes, phases
 from llmisvc_core.planner.plan import PassPlan
 from llmisvc_core.world.config import Environment
-from llmisvc_core.world.status_merge import merge_status
+from llmisvc_core.world.status_merge import merge_status, router_basis
 from llmisvc_kube.api import ApiError, ClusterApi, Failure, Wire
 
 log = logging.getLogger(__name__)
@@ -176,6 +176,7 @@ class RouterActivities:
                 for phase, ops in split.items()
             ],
             status=plan.status if merge_status(stored, plan.status) != stored else None,
+            status_basis=router_basis(stored),
             verdict=verdict,
             events=plan.events,
         )
@@ -263,29 +264,39 @@ class RouterActivities:
 
     @activity.defn(name="evaluate_conditions")
     def evaluate_conditions(self, request: EvaluateInput) -> EvaluateResult:
-        """Write the router's part of the status if it changed (re-planned first after a refused write,
-        or when the spec changed since the status was planned), then record the plan's Events on the
-        service."""
+        """Write the router's part of the status if it changed, then record the plan's Events on the
+        service. The status is planned again first after a refused write, when the spec changed since it
+        was planned, or when the router's part of the stored status is no longer the one it was planned
+        from (a newer pass wrote it while this attempt, retried after a workflow task timeout, waited)."""
         reader = CachedReader(self.view, self.api)
+        replanned: list[PassPlan] = []
+
+        def replan(raw: Wire) -> dict[str, Any] | None:
+            rejected = {request.rejected.ref: request.rejected.error} if request.rejected else {}
+            svc = _service(raw, request.key)
+            plan, _ = plan_checked(
+                self.api,
+                lambda verdicts: passes.plan_pass(svc, reader, self.env, request.now, rejected, verdicts),
+                request.verdict,
+                checked=not self.management.shadow,
+            )
+            replanned.append(plan)
+            return plan.status
+
         with errors.translated():
             raw = self._read_service(reader, request.key)
             if raw is None or (raw.get("metadata") or {}).get("uid") != request.uid:
                 return EvaluateResult(written=False)  # gone or replaced: nothing of ours to write
-            plan: PassPlan | None = None
             status = request.status
+            basis = request.status_basis
             if request.rejected is not None or _spec_changed(raw, request):
-                rejected = {request.rejected.ref: request.rejected.error} if request.rejected else {}
-                svc = _service(raw, request.key)
-                plan, _ = plan_checked(
-                    self.api,
-                    lambda verdicts: passes.plan_pass(svc, reader, self.env, request.now, rejected, verdicts),
-                    request.verdict,
-                    checked=not self.management.shadow,
-                )
-                status = plan.status
-            written = status is not None and self._write_status(raw, status)
-            for event in request.events:
+                status, basis = replan(raw), None
+            written, status = self._write_status(raw, status, basis, replan)
+            # A newer pass moved the status and recorded its own Events: this attempt's are an older word.
+            overtaken = basis is not None and len(replanned) > 0
+            for event in [] if overtaken else request.events:
                 self.events.record(raw, EventSpec(event.type, event.reason, event.note))
+        plan = replanned[-1] if replanned else None
         return EvaluateResult(
             written=written,
             outcome=plan.outcome if plan is not None else None,
@@ -294,19 +305,31 @@ class RouterActivities:
             url=(status or {}).get("url"),
         )
 
-    def _write_status(self, raw: Wire, planned: dict[str, Any]) -> bool:
-        """Merge the router's part into the stored status and write it if it changed. A conflict (someone
-        wrote the service since it was read) is answered as client-go's RetryOnConflict does: read the
-        latest object, merge again, write again; only a conflict that keeps coming is left to Temporal.
+    def _write_status(
+        self,
+        raw: Wire,
+        planned: dict[str, Any] | None,
+        basis: str | None,
+        replan: Callable[[Wire], dict[str, Any] | None],
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Merge the router's part into the stored status and write it if it changed; with the status
+        written (or planned again). A conflict (someone wrote the service since it was read) is answered
+        as client-go's RetryOnConflict does: read the latest object, merge again, write again; only a
+        conflict that keeps coming is left to Temporal. Before each merge, a stored router's part other
+        than ``basis`` (what the status was planned from) is planned again from ``replan``, once.
 
         The body is the status and the object's identity, guarded by its uid and resourceVersion, never the
         spec: the API server keeps everything but the status of a status update, and a spec the router
         cannot read may be nested too deep to serialize."""
         for attempt in range(STATUS_CONFLICT_RETRIES + 1):
             stored = raw.get("status") or {}
+            if basis is not None and router_basis(stored) != basis:
+                planned, basis = replan(raw), None
+            if planned is None:
+                return False, planned
             merged = merge_status(stored, planned)
             if merged == stored:
-                return False
+                return False, planned
             try:
                 written = self.api.replace_status(LLMISVC, _status_body(raw, merged))
             except ApiError as err:
@@ -315,13 +338,13 @@ class RouterActivities:
                     raise
                 latest = self._read_live(LLMISVC, meta.get("namespace") or "", meta.get("name") or "")
                 if latest is None or (latest.get("metadata") or {}).get("uid") != meta.get("uid"):
-                    return False  # gone or replaced meanwhile: nothing of ours to write
+                    return False, planned  # gone or replaced meanwhile: nothing of ours to write
                 raw = latest
                 continue
             self.view.observe(LLMISVC, written)
             service_status.record_status_change(self.events, raw, merged)
-            return True
-        return False
+            return True, planned
+        return False, planned
 
     # --- stop and resume -----------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ async def apply(key: ServiceKey, state: WorkflowState, planned: Planned, now: st
             verdict=state.rendered,
             events=events,
             generation=planned.generation,
+            status_basis=planned.status_basis,
         ),
         f"evaluate the conditions of {key}"
         + (f" after the API refused to write {rejected.ref.kind}" if rejected else ""),

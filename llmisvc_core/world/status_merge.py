@@ -14,6 +14,8 @@ never disagree on what the router may write.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from llmisvc_core.world import conditions
@@ -90,6 +92,20 @@ def _consistent_ready(conds: list[Any]) -> list[Any]:
         if source.get(key) is not None and (decisive is not None or key == "lastTransitionTime"):
             fixed[key] = source[key]
     return [fixed if type_of(c) == conditions.READY else c for c in conds]
+
+
+def router_basis(status: Wire) -> str:
+    """A fingerprint of the router's part of a stored status (its fields and conditions but ``Ready``,
+    which other writers' conditions move too). A pass's plan records the one it was made from; the
+    status writer finds another there when a newer pass (or another worker) wrote meanwhile, and plans
+    again instead of writing an older word over it."""
+    part: Wire = {k: status[k] for k in OWNED_FIELDS if k in status}
+    part["conditions"] = sorted(
+        (c for c in conditions_of(status) if type_of(c) in OWNED_CONDITIONS - {conditions.READY}),
+        key=lambda c: str(type_of(c)),
+    )
+    encoded = json.dumps(part, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(encoded.encode()).hexdigest()[:16]
 
 
 def is_router_write(before: dict[str, Any], after: dict[str, Any]) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmisvc_core.world.status_merge import is_router_write, merge_status
+from llmisvc_core.world.status_merge import is_router_write, merge_status, router_basis
 
 
 def _cond(type_: str, status: str) -> dict[str, str]:
@@ -169,3 +169,20 @@ def test_conditions_that_are_not_a_list_are_replaced_by_the_routers_without_an_e
     assert merge_status({"conditions": "x"}, {"conditions": [_cond("RouterReady", "True")]}) == {
         "conditions": [_cond("RouterReady", "True")]
     }
+
+
+def test_the_router_basis_moves_with_the_routers_part_only() -> None:
+    """What the status writer compares before writing (``evaluate_conditions``): another controller's
+    condition, ``Ready`` (which follows them), a foreign field and the conditions' order leave it;
+    a router's condition or field moves it."""
+    stored = {
+        "url": "http://a/",
+        "conditions": [_cond("RouterReady", "False"), _cond("WorkloadsReady", "True")],
+    }
+    basis = router_basis(stored)
+    assert router_basis({**stored, "conditions": list(reversed(stored["conditions"]))}) == basis
+    foreign = [_cond("WorkloadsReady", "False"), _cond("Ready", "False"), _cond("RouterReady", "False")]
+    assert router_basis({**stored, "modelStatus": {"x": 1}, "conditions": foreign}) == basis
+    assert router_basis({**stored, "conditions": [_cond("RouterReady", "True")]}) != basis
+    assert router_basis({**stored, "url": "http://b/"}) != basis
+    assert router_basis({"conditions": ["not an object", 3]}) == router_basis({})

@@ -14,6 +14,7 @@ from temporalio.client import WorkflowExecutionStatus as Status
 
 from activities import errors
 from activities.errors import ErrorType
+from llmisvc_core.httproute.collisions import MODEL_NAME_COLLISION
 from llmisvc_core.models.kube import GATEWAY, GATEWAYCLASS, HTTPROUTE, LLMISVC, POOL_V1, POOL_V1ALPHA2
 from llmisvc_kube.api import ApiError
 from tests import history
@@ -249,3 +250,35 @@ async def test_a_status_planned_before_the_spec_changed_is_planned_again_before_
     assert "no-such-gateway" in conditions["GatewaysReady"].get("message", ""), conditions["GatewaysReady"]
     assert conditions["RouterReady"]["status"] == "False"
     assert state.last is not None and state.last.status_written
+
+
+async def test_a_status_overtaken_by_a_newer_passes_status_is_planned_again_not_written_over_it(client):
+    """``evaluate_conditions`` carries the router's part of the stored status its status was planned from
+    (``status_merge.router_basis``): an attempt that finds another there (a newer pass wrote it while this
+    one, retried after a workflow task timeout, waited) plans again from the world as it is instead of
+    writing its older word, nor records its older Events. Seen at 1,004 services (docs/performance.md):
+    a first pass's late attempt wrote ``HTTPRoutesNotReady`` over a Ready status. Here the Gateway and
+    the service that shared the model name go, and a newer word is written, while the pass's route write
+    waits; the spec (its generation) does not change."""
+    cluster = FakeCluster([*world.minimal_world(), world.service("twin")])  # same model name
+    held = cluster.hold("create", kind="HTTPRoute")
+    async with harness.running_service(client, cluster) as svc:
+        assert await asyncio.to_thread(held.reached.wait, harness.WAIT)
+        cluster.remove(GATEWAY, "kserve", "kserve-ingress-gateway")
+        cluster.remove(LLMISVC, world.NAMESPACE, "twin")
+        stored = cluster.read(LLMISVC, world.NAMESPACE, world.NAME)
+        assert stored is not None
+        newer = {"type": "GatewaysReady", "status": "False", "reason": "NewerPass"}
+        cluster.put({**stored, "status": {"conditions": [newer]}})
+        cluster.release(held)
+        state = await svc.passes(1)
+
+    stored = cluster.read(LLMISVC, world.NAMESPACE, world.NAME)
+    assert stored is not None
+    conditions = {c["type"]: c for c in stored["status"]["conditions"]}
+    assert conditions["RouterReady"]["reason"] == "RefsInvalid", conditions["RouterReady"]
+    assert "kserve/kserve-ingress-gateway" in conditions["RouterReady"]["message"]
+    assert state.last is not None and state.last.status_written
+    assert state.last.outcome == "invalid-references"
+    reasons = [e["reason"] for e in cluster.events_about(world.NAMESPACE, world.NAME)]
+    assert MODEL_NAME_COLLISION not in reasons, reasons  # the overtaken plan's Warning
