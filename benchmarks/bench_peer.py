@@ -181,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         "samples of config/samples/ (default: every service managed, as in bench_scale.py)",
     )
     parser.add_argument(
+        "--only",
+        choices=("kserve", "router"),
+        help="run one side alone (its figures, no comparison), e.g. to profile it",
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="keep the run's files (logs) here (default: a temporary directory)"
     )
     args = parser.parse_args(argv)
@@ -190,10 +195,18 @@ def main(argv: list[str] | None = None) -> int:
     bodies = peer_mix.services([f"svc-{i:05d}" for i in range(args.services)], NS, args.mix)
     with ExitStack() as scope:
         tmp = args.workdir or Path(scope.enter_context(tempfile.TemporaryDirectory(prefix="bench-peer-")))
-        print(f"KServe's controller: {len(bodies)} services (logs under {tmp})", flush=True)
-        kserve, kserve_wrote = kserve_side(Path(tmp) / "kserve", bodies, args.timeout)
-        print(f"llmisvc-router: {len(bodies)} services", flush=True)
-        router, router_wrote = asyncio.run(router_side(Path(tmp) / "router", bodies, args.timeout))
+        print(f"logs under {tmp}", flush=True)
+        sides: dict[str, tuple[Figures, Snapshot]] = {}
+        if args.only in (None, "kserve"):
+            print(f"KServe's controller: {len(bodies)} services", flush=True)
+            sides["kserve"] = kserve_side(Path(tmp) / "kserve", bodies, args.timeout)
+        if args.only in (None, "router"):
+            print(f"llmisvc-router: {len(bodies)} services", flush=True)
+            sides["llmisvc-router"] = asyncio.run(router_side(Path(tmp) / "router", bodies, args.timeout))
+    if args.only:
+        return report_one(args, bodies, *sides.popitem())
+    kserve, kserve_wrote = sides["kserve"]
+    router, router_wrote = sides["llmisvc-router"]
     # Only what both made RouterReady is compared: a service one side has not finished differs by design.
     both = kserve_wrote.keys() & router_wrote.keys()
     differences = fidelity.differences(
@@ -220,6 +233,18 @@ def main(argv: list[str] | None = None) -> int:
         }
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0 if kserve["ready"] == router["ready"] == len(bodies) and not differences else 1
+
+
+def report_one(args: argparse.Namespace, bodies: list[Wire], side: str, run: tuple[Figures, Snapshot]) -> int:
+    """``--only``: one side's figures, printed and written as the two sides' are, without a comparison."""
+    figures = run[0]
+    print(f"{'figure':<20}{side:>16}")
+    for key, value in figures.items():
+        print(f"{key:<20}{value:>16.1f}")
+    if args.json:
+        report = {"services": len(bodies), "mix": args.mix, side: figures}
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0 if figures["ready"] == len(bodies) else 1
 
 
 if __name__ == "__main__":
