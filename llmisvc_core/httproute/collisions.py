@@ -11,16 +11,22 @@ adapters); another service's from what its status advertises (``status.addresses
 has no addresses yet, from its stored spec. Services being deleted and members of this service's routing
 group (which share a model name by design) are left out.
 
-Every pass of a service with a route spec looks at every service of its namespace, so the stored objects
-are read for their names first (:func:`stored_claims`) and only those that may collide are built into
-models: building all of them made each pass O(N) model validations, half the worker's CPU at 1,000
-services in one namespace (py-spy, issue 21). KServe's typed cache holds decoded objects and pays nothing.
+Every pass of a service with a route spec looks at every service of its namespace, so what the check
+compares of another service (:class:`Claimant`: its name, whether it is being deleted, its group and names)
+is read off the stored object (:func:`stored_claimant`); a model is built only for an object not in the
+plain shape. Building every service that may collide made each pass O(N) model validations: half the
+worker's CPU at 1,000 services of distinct names (py-spy, issue 21), and 40 % of it at 304 services that all
+claim one name (issue 21's peer mix, where every service may collide), before it was read off the wire.
+An object that is in the plain shape claims its names even when another of its fields is one this
+project's model rejects: the API server admitted it against the CRD's schema, so KServe's typed cache holds
+it and ``findModelNameCollisions`` counts it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -49,23 +55,74 @@ def advertised_names(other: LLMInferenceService) -> frozenset[str]:
     return routing_names(other)
 
 
-def same_routing_group(a: LLMInferenceService, b: LLMInferenceService) -> bool:
-    """Go ``sameRoutingGroup``: both name a group, the same one (an empty name is a name)."""
-    group = a.routing_group()
-    return group is not None and group == b.routing_group()
+@dataclass(frozen=True)
+class Claimant:
+    """What a service's check compares of another: its name, whether it is being deleted, its routing
+    group and the names it is compared by (:func:`advertised_names`)."""
+
+    name: str
+    deleting: bool
+    group: str | None
+    names: frozenset[str]
+
+
+def claimant(other: LLMInferenceService) -> Claimant:
+    return Claimant(
+        other.name, bool(other.metadata.deletion_timestamp), other.routing_group(), advertised_names(other)
+    )
 
 
 def find_collisions(svc: LLMInferenceService, others: Iterable[LLMInferenceService]) -> list[str]:
     """Go ``findModelNameCollisions``: the sorted names of the other services whose names meet ``svc``'s."""
+    return colliding(svc, (claimant(other) for other in others))
+
+
+def colliding(svc: LLMInferenceService, others: Iterable[Claimant]) -> list[str]:
+    """:func:`find_collisions` over what was read of the others: not ``svc`` itself, not being deleted,
+    not of its routing group (Go ``sameRoutingGroup``: both name one, the same; an empty name is a name),
+    and claiming one of its names."""
     own = routing_names(svc)
+    group = svc.routing_group()
     return sorted(
         other.name
         for other in others
         if other.name != svc.name
-        and not other.metadata.deletion_timestamp
-        and not same_routing_group(svc, other)
-        and own & advertised_names(other)
+        and not other.deleting
+        and (group is None or other.group != group)
+        and not own.isdisjoint(other.names)
     )
+
+
+def stored_claimant(raw: dict[str, Any]) -> Claimant | None:
+    """:func:`claimant` read off a stored object without building its model; None when a field it reads is
+    not in the plain shape (the model then decides)."""
+    metadata = raw.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    name, deleting = metadata.get("name"), metadata.get("deletionTimestamp")
+    if not isinstance(name, str) or not isinstance(deleting, str | None):
+        return None
+    group = _stored_group(raw.get("spec"))
+    names = stored_claims(raw)
+    if group is _ODD or names is None:
+        return None
+    return Claimant(name, bool(deleting), cast("str | None", group), names)
+
+
+_ODD = object()
+
+
+def _stored_group(spec: object) -> object:
+    """``spec.router.route.group`` of a stored spec, None when a level is absent, :data:`_ODD` when one is
+    not of its type."""
+    level: object = spec
+    for key in ("router", "route", "group"):
+        if level is None:
+            return None
+        if not isinstance(level, dict):
+            return _ODD
+        level = level.get(key)
+    return level if level is None or isinstance(level, str) else _ODD
 
 
 def stored_claims(raw: dict[str, Any]) -> frozenset[str] | None:
@@ -115,30 +172,20 @@ def _address_models(addresses: object) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def may_collide(raw: dict[str, Any], own: frozenset[str]) -> bool:
-    """Whether a stored service may claim one of ``own``: False only when its names are read off the
-    object and none of them is one of ``own``, or it is being deleted."""
-    metadata = raw.get("metadata")
-    deleting = metadata.get("deletionTimestamp") if isinstance(metadata, dict) else None
-    if isinstance(deleting, str) and deleting:
-        return False
-    claims = stored_claims(raw)
-    return claims is None or not claims.isdisjoint(own)
-
-
-def namespace_services(world: PassWorld, svc: LLMInferenceService) -> list[LLMInferenceService]:
-    """The stored services of ``svc``'s namespace that may claim one of its names; one whose object cannot
-    be read is left out, as KServe's typed cache could not hold it either."""
-    own = routing_names(svc)
-    found = []
+def stored_collisions(world: PassWorld, svc: LLMInferenceService) -> list[str]:
+    """:func:`find_collisions` over the stored services of ``svc``'s namespace, read off the wire; one not
+    in the plain shape is built into its model, and left out when that fails, as KServe's typed cache could
+    not hold it either."""
+    others = []
     for raw in world.reader.list(LLMISVC, svc.namespace, {}):
-        if not may_collide(raw, own):
-            continue
-        try:
-            found.append(LLMInferenceService.model_validate(raw))
-        except (ValidationError, RecursionError):
-            continue
-    return found
+        other = stored_claimant(raw)
+        if other is None:
+            try:
+                other = claimant(LLMInferenceService.model_validate(raw))
+            except (ValidationError, RecursionError):
+                continue
+        others.append(other)
+    return colliding(svc, others)
 
 
 def collision_event(svc: LLMInferenceService, collisions: list[str]) -> PlannedEvent:
@@ -156,7 +203,7 @@ def collision_event(svc: LLMInferenceService, collisions: list[str]) -> PlannedE
 def check(world: PassWorld, svc: LLMInferenceService) -> list[str]:
     """Plan the Warning when other services of the namespace claim one of ``svc``'s model names; returns
     their names."""
-    collisions = find_collisions(svc, namespace_services(world, svc))
+    collisions = stored_collisions(world, svc)
     if collisions:
         world.record_event(collision_event(svc, collisions))
     return collisions

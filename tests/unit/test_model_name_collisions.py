@@ -164,22 +164,39 @@ def namespace_of(*others: LLMInferenceService) -> PassWorld:
 
 
 @pytest.mark.parametrize(("self_", "others", "want"), COLLISIONS)
-def test_5800_the_stored_services_a_pass_builds_give_the_tables_answers(
+def test_5800_the_stored_services_read_off_the_wire_give_the_tables_answers(
     self_: LLMInferenceService, others: list[LLMInferenceService], want: list[str]
 ) -> None:
-    """The pass reads the stored objects' names first and builds only those that may collide."""
-    assert (
-        collisions.find_collisions(self_, collisions.namespace_services(namespace_of(*others), self_)) == want
-    )
+    """The pass reads what it compares off the stored objects, without building their models."""
+    assert collisions.stored_collisions(namespace_of(*others), self_) == want
 
 
-def test_5800_a_pass_builds_only_the_stored_services_that_may_collide() -> None:
-    """A namespace of 1,000 services serving models of their own names: the pass of one of them builds
-    the two that claim its name, not the other 998 (issue 21: building them all was half the worker's CPU)."""
-    fleet = [svc(f"s{i}", model=f"model-{i}", status_models=(fq(f"model-{i}"),)) for i in range(998)]
-    claimants = [svc("by-status", status_models=(GPT,)), svc("by-spec", model="gpt-4o")]
-    built = collisions.namespace_services(namespace_of(*fleet, *claimants), svc("a", model="gpt-4o"))
-    assert [s.name for s in built] == ["by-status", "by-spec"]
+def test_5800_a_thousand_services_claiming_one_name_all_collide() -> None:
+    """Issue 21's peer mix: every service claims the builders' model name, so each pass of one of them
+    compares it with all the others (building their models was 40 % of the worker's CPU at 304)."""
+    fleet = [svc(f"s{i:04d}", model="gpt-4o") for i in range(1000)]
+    found = collisions.stored_collisions(namespace_of(*fleet), svc("a", model="gpt-4o"))
+    assert found == [f"s{i:04d}" for i in range(1000)]
+
+
+def test_5800_a_plain_stored_service_claims_its_names_whatever_else_it_holds() -> None:
+    """A stored object whose names read plainly claims them even when a field the check does not read is
+    one the model rejects: the API server admitted it, and KServe's typed cache would hold it."""
+    peer = svc("b", model="gpt-4o").to_wire()
+    peer["status"] = {"conditions": "none"}
+    with pytest.raises(ValidationError):
+        LLMInferenceService.model_validate(peer)
+    world = PassWorld(snapshot_of([peer], [LLMISVC]))
+    assert collisions.stored_collisions(world, svc("a", model="gpt-4o")) == ["b"]
+
+
+def test_5800_a_stored_service_of_odd_shape_is_left_to_its_model() -> None:
+    """A group that is not a string: the model decides, and an object it cannot build is left out."""
+    peer = svc("b", model="gpt-4o").to_wire()
+    peer["spec"]["router"] = {"route": {"group": 7}}
+    assert collisions.stored_claimant(peer) is None
+    world = PassWorld(snapshot_of([peer], [LLMISVC]))
+    assert collisions.stored_collisions(world, svc("a", model="gpt-4o")) == []
 
 
 NAMES = st.sampled_from(["gpt-4o", "a", "b", ""])
@@ -200,10 +217,15 @@ LORA = mostly(st.fixed_dictionaries({"adapters": ADAPTERS}))
 MODEL = mostly(st.fixed_dictionaries({"lora": LORA}, optional={"name": mostly(NAMES)}))
 MODELS = mostly(st.lists(mostly(named()), max_size=3))
 ADDRESSES = mostly(st.lists(mostly(st.fixed_dictionaries({}, optional={"models": MODELS})), max_size=2))
+ROUTE = mostly(st.fixed_dictionaries({}, optional={"group": mostly(NAMES)}))
+ROUTER = mostly(st.fixed_dictionaries({}, optional={"route": ROUTE}))
 STORED = st.fixed_dictionaries(
     {
-        "metadata": st.fixed_dictionaries({"name": mostly(NAMES), "namespace": mostly(st.just("default"))}),
-        "spec": mostly(st.fixed_dictionaries({"model": MODEL})),
+        "metadata": st.fixed_dictionaries(
+            {"name": mostly(NAMES), "namespace": mostly(st.just("default"))},
+            optional={"deletionTimestamp": mostly(st.just(b.NOW))},
+        ),
+        "spec": mostly(st.fixed_dictionaries({"model": MODEL}, optional={"router": ROUTER})),
     },
     optional={"status": mostly(st.fixed_dictionaries({}, optional={"addresses": ADDRESSES}))},
 )
@@ -211,15 +233,17 @@ STORED = st.fixed_dictionaries(
 
 @settings(max_examples=400, deadline=None)
 @given(STORED)
-def test_5800_the_names_read_off_a_stored_service_are_the_names_its_model_claims(raw: dict[str, Any]) -> None:
-    """Whenever the object builds into a service, the names read off it are its model's (or None, and the
-    model decides): no collision is missed by not building the others."""
-    claims = collisions.stored_claims(raw)
+def test_5800_what_is_read_off_a_stored_service_is_what_its_model_claims(raw: dict[str, Any]) -> None:
+    """Whenever the object builds into a service, its name, deletion, group and names read off it are its
+    model's (or None, and the model decides): no collision is missed or invented by not building it."""
+    read = collisions.stored_claimant(raw)
     try:
         other = LLMInferenceService.model_validate(raw)
     except ValidationError:
         return
-    assert claims is None or claims == collisions.advertised_names(other)
+    assert read is None or read == collisions.claimant(other)
+    names = collisions.stored_claims(raw)
+    assert names is None or names == collisions.advertised_names(other)
 
 
 def test_5800_a_peer_with_addresses_but_no_models_claims_nothing() -> None:
