@@ -29,6 +29,7 @@ from typing import Any
 
 from llmisvc_cache.model import ADDED, DELETED, MODIFIED, LoopHealth, Tuning, WatchEvent, WatchTarget, Wire
 from llmisvc_cache.store import TargetStore, object_key, resource_version
+from llmisvc_core.models import kube
 from llmisvc_kube.api import ApiError, Failure
 from llmisvc_kube.client import ApiClient
 from llmisvc_kube.stream import LIST_READ_TIMEOUT, Collection, get_collection
@@ -259,14 +260,33 @@ class ResourceWatch:
     def _stamp(self, obj: Wire) -> Wire:
         """List items come without apiVersion/kind; put them back so every object stands alone. The
         ``managedFields`` are dropped, as client-go informers' usual transform does: no pass reads them,
-        and they are often the larger part of an object kept in memory for every service."""
+        and they are often the larger part of an object kept in memory for every service. So are a
+        CRD's schemas (:func:`without_schemas`)."""
         resource = self.target.resource
         meta = obj.get("metadata") or {}
         if "managedFields" in meta:
             obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+        if resource == kube.CRD:
+            obj = without_schemas(obj)
         if obj.get("apiVersion") == resource.api_version and obj.get("kind") == resource.kind:
             return obj
         return {**obj, "apiVersion": resource.api_version, "kind": resource.kind}
+
+
+def without_schemas(crd: Wire) -> Wire:
+    """A CustomResourceDefinition without its versions' ``schema``: a pass and the trigger rules read its
+    group, names, versions served and conditions, never the OpenAPI schema, which is most of the object:
+    the cache holds every CRD of the cluster, and KServe's two LLMInferenceService CRDs alone decode to
+    11 MiB in each process that caches them, 20 KiB without their schemas."""
+    spec = crd.get("spec")
+    versions = spec.get("versions") if isinstance(spec, dict) else None
+    if not isinstance(versions, list) or not any(isinstance(v, dict) and "schema" in v for v in versions):
+        return crd
+    kept = [
+        {k: v for k, v in version.items() if k != "schema"} if isinstance(version, dict) else version
+        for version in versions
+    ]
+    return {**crd, "spec": {**spec, "versions": kept}}
 
 
 def _describe(err: Exception) -> str:

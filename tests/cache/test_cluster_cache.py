@@ -13,7 +13,7 @@ import pytest
 from llmisvc_cache.cache import ClusterCache, at_least
 from llmisvc_cache.model import SeenVersion, Tuning
 from llmisvc_cache.targets import dependent_targets, service_targets, start_worker_cache
-from llmisvc_core.models.kube import CRD, GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE
+from llmisvc_core.models.kube import CRD, GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, crd_established
 from llmisvc_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
 from llmisvc_core.world.config import Environment
 from llmisvc_kube.client import KubeClusterApi
@@ -264,6 +264,22 @@ def test_worker_targets_are_the_watchers_plus_the_services():
 )
 def test_resource_versions_compare_as_integers_when_they_are(version, wanted, expected):
     assert at_least(version, wanted) is expected
+
+
+def test_the_cache_keeps_crds_without_their_schemas(api, cache):
+    """What a pass and the trigger rules read of a CRD (group, names, versions served, Established) is
+    kept; the OpenAPI schemas, 11 MiB of KServe's two CRDs once decoded, are not (issue 21: memory)."""
+    stored = api.get(CRD, "", LLMISVC.crd_name)
+    assert all("schema" in version for version in stored["spec"]["versions"]), "the server keeps them"
+    cached = cache.get(CRD, "", LLMISVC.crd_name)
+    assert cached is not None
+    assert all("schema" not in version for version in cached["spec"]["versions"])
+    served = [(v["name"], v["served"]) for v in cached["spec"]["versions"]]
+    assert served == [(v["name"], v["served"]) for v in stored["spec"]["versions"]]
+    assert cached["spec"]["group"] == stored["spec"]["group"]
+    assert cached["spec"]["names"] == stored["spec"]["names"]
+    assert crd_established(cached)
+    assert cache.is_installed(LLMISVC)
 
 
 def test_the_cache_keeps_objects_without_their_managed_fields(api, ns, cache):
