@@ -279,7 +279,9 @@ def without_schemas(crd: Wire) -> Wire:
     the cache holds every CRD of the cluster, and KServe's two LLMInferenceService CRDs alone decode to
     11 MiB in each process that caches them, 20 KiB without their schemas."""
     spec = crd.get("spec")
-    versions = spec.get("versions") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return crd
+    versions = spec.get("versions")
     if not isinstance(versions, list) or not any(isinstance(v, dict) and "schema" in v for v in versions):
         return crd
     kept = [

@@ -13,6 +13,7 @@ import pytest
 from llmisvc_cache.cache import ClusterCache, at_least
 from llmisvc_cache.model import SeenVersion, Tuning
 from llmisvc_cache.targets import dependent_targets, service_targets, start_worker_cache
+from llmisvc_cache.watch_loop import without_schemas
 from llmisvc_core.models.kube import CRD, GATEWAY, HTTPROUTE, LLMISVC, POOL_V1, SERVICE, crd_established
 from llmisvc_core.naming import GATEWAY_NAME_LABEL, PART_OF_SELECTOR
 from llmisvc_core.world.config import Environment
@@ -280,6 +281,19 @@ def test_the_cache_keeps_crds_without_their_schemas(api, cache):
     assert cached["spec"]["names"] == stored["spec"]["names"]
     assert crd_established(cached)
     assert cache.is_installed(LLMISVC)
+
+
+@pytest.mark.parametrize(
+    "crd",
+    [
+        {"metadata": {"name": "x"}},
+        {"spec": None},
+        {"spec": {"versions": None}},
+        {"spec": {"versions": ["v1", {"name": "v1", "served": True}]}},
+    ],
+)
+def test_a_crd_with_no_schema_to_drop_is_kept_as_it_is(crd):
+    assert without_schemas(crd) is crd
 
 
 def test_the_cache_keeps_objects_without_their_managed_fields(api, ns, cache):

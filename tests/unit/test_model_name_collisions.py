@@ -217,8 +217,8 @@ LORA = mostly(st.fixed_dictionaries({"adapters": ADAPTERS}))
 MODEL = mostly(st.fixed_dictionaries({"lora": LORA}, optional={"name": mostly(NAMES)}))
 MODELS = mostly(st.lists(mostly(named()), max_size=3))
 ADDRESSES = mostly(st.lists(mostly(st.fixed_dictionaries({}, optional={"models": MODELS})), max_size=2))
-ROUTE = mostly(st.fixed_dictionaries({}, optional={"group": mostly(NAMES)}))
-ROUTER = mostly(st.fixed_dictionaries({}, optional={"route": ROUTE}))
+GROUPED_ROUTE = mostly(st.fixed_dictionaries({}, optional={"group": mostly(NAMES)}))
+ROUTER = mostly(st.fixed_dictionaries({}, optional={"route": GROUPED_ROUTE}))
 STORED = st.fixed_dictionaries(
     {
         "metadata": st.fixed_dictionaries(
