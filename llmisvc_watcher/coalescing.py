@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from llmisvc_cache.model import SeenVersion
 from llmisvc_watcher.model import Affected, ServiceSignal, Tuning
 from llmisvc_watcher.signaller import Signaller
+from workflows.models import MAX_SEEN
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +37,14 @@ Key = tuple[str, str]
 
 @dataclass
 class _Pending:
+    """One service's signal in the making. What it keeps is bounded whatever the burst: the first
+    :data:`MAX_REASONS` reasons (the rest counted) and the newest :data:`MAX_SEEN` versions, all that the
+    signal carries or the workflow keeps. Kept whole, 3,004 services claiming one model name held every
+    other claimant's reason and version each, 2.5 GiB in the watcher (issue 21)."""
+
     due: float  # loop time to send at
-    reasons: dict[str, None] = field(default_factory=dict)  # ordered set
+    reasons: dict[str, None] = field(default_factory=dict)  # ordered set, at most MAX_REASONS
+    more: int = 0  # reasons past MAX_REASONS, counted (a repeat of one of them counts again)
     start: bool | None = None  # None: no event on the service itself in this window
     attempt: int = 0
     seen: dict[tuple[str, str, str], SeenVersion] = field(default_factory=dict)  # newest per object
@@ -45,16 +52,34 @@ class _Pending:
     moved: asyncio.Event = field(default_factory=asyncio.Event)  # ``due`` changed (or shutdown): look again
 
     def add(self, reason: str, start: bool | None, seen: SeenVersion | None = None) -> None:
-        self.reasons[reason] = None
+        self._note(reason)
         if start is not None:
             self.start = start
         if seen is not None:
             self.seen[(seen.resource, seen.namespace, seen.name)] = seen
+            self._trim_seen()
+
+    def _note(self, reason: str) -> None:
+        if reason in self.reasons:
+            return
+        if len(self.reasons) < MAX_REASONS:
+            self.reasons[reason] = None
+        else:
+            self.more += 1
+
+    def _trim_seen(self) -> None:
+        """The workflow keeps the newest :data:`MAX_SEEN` (``ReconcileSignal.seen``); so does the signal."""
+        while len(self.seen) > MAX_SEEN:
+            del self.seen[next(iter(self.seen))]
 
     def merge_older(self, older: _Pending) -> None:
         """Fold in a signal that failed: its reasons first; a newer start/delete verdict wins."""
-        self.reasons = {**older.reasons, **self.reasons}
+        newer, self.reasons = self.reasons, dict(older.reasons)
+        self.more += older.more
+        for reason in newer:
+            self._note(reason)
         self.seen = {**older.seen, **self.seen}
+        self._trim_seen()
         self.start = older.start if self.start is None else self.start
         self.attempt = max(self.attempt, older.attempt)
         self.held_since = None  # a retry is not held back again
@@ -65,10 +90,9 @@ class _Pending:
             self.moved.set()
 
     def signal(self, key: Key) -> ServiceSignal:
-        reasons = list(self.reasons)
-        text = "; ".join(reasons[:MAX_REASONS])
-        if len(reasons) > MAX_REASONS:
-            text += f"; and {len(reasons) - MAX_REASONS} more"
+        text = "; ".join(self.reasons)
+        if self.more:
+            text += f"; and {self.more} more"
         return ServiceSignal(
             namespace=key[0], name=key[1], reason=text, start=bool(self.start), seen=tuple(self.seen.values())
         )

@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from llmisvc_watcher.coalescing import MAX_REASONS, SignalCoalescer
+from llmisvc_cache.model import SeenVersion
+from llmisvc_core.models.kube import LLMISVC
+from llmisvc_watcher.coalescing import MAX_REASONS, SignalCoalescer, _Pending
 from llmisvc_watcher.model import Affected, ServiceSignal, Tuning
+from workflows.models import MAX_SEEN
 
 TUNING = Tuning(debounce_seconds=0.05, backoff_first=0.01)
 
@@ -71,6 +74,37 @@ async def test_a_long_list_of_reasons_is_counted_not_spelled_out():
         coalescer.add(Affected("ns", "a", f"r{i}"))
     await settle(coalescer)
     assert signaller.sent[0].reason.endswith("; r7; and 3 more")
+
+
+def _claimant(i: int) -> tuple[str, SeenVersion]:
+    seen = SeenVersion(resource=str(LLMISVC), namespace="ns", name=f"svc-{i}", resource_version=str(100 + i))
+    return f"LLMInferenceService ns/svc-{i} created", seen
+
+
+def test_a_burst_of_claimants_keeps_what_the_signal_carries_and_no_more():
+    """Issue 21: 3,004 services claiming one model name each held every other's reason and version, 2.5 GiB
+    in the watcher; a pending signal keeps the first reasons and the newest versions the workflow keeps."""
+    pending = _Pending(due=0.0)
+    for i in range(3000):
+        reason, seen = _claimant(i)
+        pending.add(reason, None, seen)
+    assert len(pending.reasons) == MAX_REASONS
+    assert pending.more == 3000 - MAX_REASONS
+    assert [s.name for s in pending.seen.values()] == [f"svc-{i}" for i in range(3000 - MAX_SEEN, 3000)]
+    signal = pending.signal(("ns", "a"))
+    assert signal.reason.endswith(f"; LLMInferenceService ns/svc-7 created; and {3000 - MAX_REASONS} more")
+    assert len(signal.seen) == MAX_SEEN
+
+
+def test_a_failed_signal_merged_into_a_new_one_stays_bounded():
+    older, newer = _Pending(due=0.0), _Pending(due=0.0)
+    for i in range(200):
+        reason, seen = _claimant(i)
+        (older if i < 100 else newer).add(reason, None, seen)
+    newer.merge_older(older)
+    assert list(newer.reasons) == [_claimant(i)[0] for i in range(MAX_REASONS)]
+    assert newer.more == 200 - MAX_REASONS
+    assert [s.name for s in newer.seen.values()] == [f"svc-{i}" for i in range(200 - MAX_SEEN, 200)]
 
 
 async def test_a_failed_signal_is_retried_and_merged_with_later_events():
