@@ -56,8 +56,14 @@ class _Pending:
         if start is not None:
             self.start = start
         if seen is not None:
-            self.seen[(seen.resource, seen.namespace, seen.name)] = seen
+            self._see(seen)
             self._trim_seen()
+
+    def _see(self, seen: SeenVersion) -> None:
+        """The newest version of an object, last in line: the trim drops the objects seen longest ago."""
+        key = (seen.resource, seen.namespace, seen.name)
+        self.seen.pop(key, None)
+        self.seen[key] = seen
 
     def _note(self, reason: str) -> None:
         if reason in self.reasons:
@@ -78,7 +84,9 @@ class _Pending:
         self.more += older.more
         for reason in newer:
             self._note(reason)
-        self.seen = {**older.seen, **self.seen}
+        newer_seen, self.seen = self.seen, dict(older.seen)
+        for seen in newer_seen.values():
+            self._see(seen)
         self._trim_seen()
         self.start = older.start if self.start is None else self.start
         self.attempt = max(self.attempt, older.attempt)

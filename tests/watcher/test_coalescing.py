@@ -96,6 +96,23 @@ def test_a_burst_of_claimants_keeps_what_the_signal_carries_and_no_more():
     assert len(signal.seen) == MAX_SEEN
 
 
+def test_an_object_seen_again_is_kept_as_the_newest():
+    """The trim drops what was seen longest ago: a service's own change, seen again after a burst of
+    claimants, keeps its place in the signal."""
+    pending = _Pending(due=0.0)
+    own = SeenVersion(resource=str(LLMISVC), namespace="ns", name="a", resource_version="1")
+    pending.add("LLMInferenceService ns/a modified", True, own)
+    for i in range(MAX_SEEN):
+        reason, seen = _claimant(i)
+        pending.add(reason, None, seen)
+    again = own.model_copy(update={"resource_version": "9999"})
+    pending.add("LLMInferenceService ns/a modified", True, again)
+    reason, seen = _claimant(MAX_SEEN)
+    pending.add(reason, None, seen)
+    kept = list(pending.seen.values())
+    assert len(kept) == MAX_SEEN and again in kept and _claimant(0)[1] not in kept
+
+
 def test_a_failed_signal_merged_into_a_new_one_stays_bounded():
     older, newer = _Pending(due=0.0), _Pending(due=0.0)
     for i in range(200):
