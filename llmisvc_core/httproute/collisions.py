@@ -72,15 +72,10 @@ def claimant(other: LLMInferenceService) -> Claimant:
     )
 
 
-def find_collisions(svc: LLMInferenceService, others: Iterable[LLMInferenceService]) -> list[str]:
-    """Go ``findModelNameCollisions``: the sorted names of the other services whose names meet ``svc``'s."""
-    return colliding(svc, (claimant(other) for other in others))
-
-
 def colliding(svc: LLMInferenceService, others: Iterable[Claimant]) -> list[str]:
-    """:func:`find_collisions` over what was read of the others: not ``svc`` itself, not being deleted,
-    not of its routing group (Go ``sameRoutingGroup``: both name one, the same; an empty name is a name),
-    and claiming one of its names."""
+    """Go ``findModelNameCollisions``: the sorted names of the other services whose names meet ``svc``'s,
+    over what was read of them: not ``svc`` itself, not being deleted, not of its routing group (Go
+    ``sameRoutingGroup``: both name one, the same; an empty name is a name)."""
     own = routing_names(svc)
     group = svc.routing_group()
     return sorted(
@@ -173,7 +168,7 @@ def _address_models(addresses: object) -> frozenset[str] | None:
 
 
 def stored_collisions(world: PassWorld, svc: LLMInferenceService) -> list[str]:
-    """:func:`find_collisions` over the stored services of ``svc``'s namespace, read off the wire; one not
+    """:func:`colliding` over the stored services of ``svc``'s namespace, read off the wire; one not
     in the plain shape is built into its model, and left out when that fails, as KServe's typed cache could
     not hold it either."""
     others = []

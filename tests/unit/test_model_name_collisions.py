@@ -156,7 +156,7 @@ def test_5800_the_table_has_upstreams_17_cases() -> None:
 def test_5800_find_model_name_collisions(
     self_: LLMInferenceService, others: list[LLMInferenceService], want: list[str]
 ) -> None:
-    assert collisions.find_collisions(self_, others) == want
+    assert collisions.colliding(self_, map(collisions.claimant, others)) == want
 
 
 def namespace_of(*others: LLMInferenceService) -> PassWorld:
@@ -251,7 +251,7 @@ def test_5800_a_peer_with_addresses_but_no_models_claims_nothing() -> None:
     peer = LLMInferenceService.model_validate(
         b.service("b", "default", model={"name": "gpt-4o"}, status={"addresses": [{"url": "http://b"}]})
     )
-    assert collisions.find_collisions(svc("a", model="gpt-4o"), [peer]) == []
+    assert collisions.colliding(svc("a", model="gpt-4o"), [collisions.claimant(peer)]) == []
 
 
 # --- where a pass plans the Event ------------------------------------------------------------------
